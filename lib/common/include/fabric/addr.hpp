@@ -1,0 +1,57 @@
+#pragma once
+/// Address resolution through rdma_getaddrinfo and address formatting.
+
+#include "fabric/handles.hpp"
+
+#include <sys/socket.h>
+
+#include <optional>
+#include <string>
+
+namespace fabric {
+
+/// What to resolve: host and port (either may be empty) and hints.
+struct addr_query {
+  std::string node;               ///< host name, IPv4/IPv6 literal, or empty
+  std::string service;            ///< port number, or empty
+  int flags = 0;                  ///< RAI_PASSIVE, RAI_NUMERICHOST, RAI_FAMILY, ...
+  int family = AF_UNSPEC;         ///< AF_INET, AF_INET6, AF_IB
+  int port_space = RDMA_PS_TCP;   ///< RDMA_PS_TCP, RDMA_PS_UDP, RDMA_PS_IPOIB, RDMA_PS_IB
+  int qp_type = IBV_QPT_RC;
+};
+
+/// Resolves with rdma_getaddrinfo; throws error(resolve_failed) naming the
+/// address and the reason.
+addrinfo_ptr resolve(const addr_query& q);
+
+/// A source and a destination resolved together, as rdma-core's tools do
+/// (the source is resolved passively, then used as the hint's source).
+struct resolved_pair {
+  addrinfo_ptr src;   ///< may be empty when no source was given
+  addrinfo_ptr dst;
+  [[nodiscard]] sockaddr* src_addr() const;   ///< nullptr when none
+  [[nodiscard]] sockaddr* dst_addr() const;
+};
+
+/// Resolves `dst` (with `src` as the local address when non-empty).
+resolved_pair resolve_pair(const addr_query& dst, const std::string& src);
+
+/// Copies a sockaddr into storage (sized by its family).
+sockaddr_storage copy_sockaddr(const sockaddr* sa);
+
+/// Length of a sockaddr by family (AF_INET, AF_INET6, AF_IB).
+socklen_t sockaddr_length(const sockaddr* sa) noexcept;
+
+/// "10.0.0.1", "fd00::1", or a GID for AF_IB; the port is not included.
+std::string format_addr(const sockaddr* sa);
+
+/// The port of an AF_INET/AF_INET6/AF_IB address, host order.
+std::uint16_t sockaddr_port(const sockaddr* sa) noexcept;
+
+/// Sets the port of an AF_INET/AF_INET6/AF_IB address (host order).
+void set_sockaddr_port(sockaddr* sa, std::uint16_t port) noexcept;
+
+/// Formats a GID as rdma-core does ("fe80:0000:...").
+std::string format_gid(const ibv_gid& gid);
+
+}  // namespace fabric

@@ -1,0 +1,81 @@
+#pragma once
+/// rdma_cm connection management with bounded waits.
+
+#include "fabric/error.hpp"
+#include "fabric/handles.hpp"
+#include "fabric/wait.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace fabric {
+
+/// One rdma_cm event; acknowledged when destroyed.
+class cm_event {
+public:
+  cm_event() = default;
+  explicit cm_event(rdma_cm_event* ev) noexcept : ev_(ev) {}
+  cm_event(cm_event&& o) noexcept : ev_(std::exchange(o.ev_, nullptr)) {}
+  cm_event& operator=(cm_event&& o) noexcept;
+  ~cm_event() { reset(); }
+
+  void reset() noexcept;
+  explicit operator bool() const noexcept { return ev_ != nullptr; }
+  [[nodiscard]] rdma_cm_event* get() const noexcept { return ev_; }
+  [[nodiscard]] rdma_cm_event_type type() const noexcept { return ev_->event; }
+  [[nodiscard]] rdma_cm_id* id() const noexcept { return ev_->id; }
+  [[nodiscard]] rdma_cm_id* listen_id() const noexcept { return ev_->listen_id; }
+  [[nodiscard]] int status() const noexcept { return ev_->status; }
+  [[nodiscard]] const rdma_conn_param& conn() const noexcept { return ev_->param.conn; }
+  [[nodiscard]] const rdma_ud_param& ud() const noexcept { return ev_->param.ud; }
+  /// "RDMA_CM_EVENT_ESTABLISHED", ...
+  [[nodiscard]] std::string_view name() const noexcept;
+
+private:
+  rdma_cm_event* ev_ = nullptr;
+};
+
+/// The exit code an unexpected CM event maps to (ADDR_ERROR -> resolve_failed, ...).
+exit_code classify_event(rdma_cm_event_type type) noexcept;
+
+/// Text of a CM event type ("RDMA_CM_EVENT_REJECTED").
+std::string_view event_name(rdma_cm_event_type type) noexcept;
+
+/// An error describing an unexpected or failed event: "what: RDMA_CM_EVENT_REJECTED (status 28)".
+error event_error(const cm_event& ev, std::string_view what);
+
+/// An event channel whose reads never block past a deadline.
+class cm_channel {
+public:
+  /// Creates the channel; throws error(no_device) when no RDMA device exists.
+  cm_channel();
+
+  [[nodiscard]] rdma_event_channel* get() const noexcept { return ch_.get(); }
+  [[nodiscard]] int fd() const noexcept { return ch_->fd; }
+
+  /// Creates an id on this channel.
+  cm_id create_id(rdma_port_space ps, void* context = nullptr);
+
+  /// The next event, or nullopt when the deadline passes first.
+  std::optional<cm_event> next(const deadline& until);
+
+  /// The next event, which must be `expected` on any id; any other event
+  /// or a timeout throws an error naming `what`.
+  cm_event expect(rdma_cm_event_type expected, const deadline& until, std::string_view what);
+
+  /// Moves an id to this channel (rdma_migrate_id).
+  void adopt(rdma_cm_id* id);
+
+private:
+  event_channel ch_;
+};
+
+/// Resolves address then route of a client id, waiting for both events.
+/// `timeout` is handed to rdma_resolve_addr/route; `until` bounds the wait.
+void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst,
+                        std::chrono::milliseconds timeout, const deadline& until);
+
+}  // namespace fabric

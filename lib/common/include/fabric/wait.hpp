@@ -1,0 +1,50 @@
+#pragma once
+/// Bounded waits: deadlines, interruption by SIGINT/SIGTERM, and polling a
+/// file descriptor with both.
+
+#include <chrono>
+#include <optional>
+
+namespace fabric {
+
+using clock = std::chrono::steady_clock;
+
+/// A point in time after which a wait gives up; `never()` for none.
+class deadline {
+public:
+  /// A deadline `ms` from now; zero or negative means already expired.
+  static deadline after(std::chrono::milliseconds ms) { return deadline(clock::now() + ms); }
+  static deadline never() { return deadline(std::nullopt); }
+
+  [[nodiscard]] bool expired() const { return at_ && clock::now() >= *at_; }
+  /// Milliseconds left, rounded up, for poll(2); -1 when unbounded.
+  [[nodiscard]] int poll_timeout() const;
+  /// The earlier of two deadlines.
+  [[nodiscard]] deadline min(const deadline& other) const;
+
+private:
+  explicit deadline(std::optional<clock::time_point> at) : at_(at) {}
+  std::optional<clock::time_point> at_;
+};
+
+/// Routes SIGINT and SIGTERM to a flag and a self-pipe so that every wait
+/// below wakes up. Idempotent; called by cli::run before the tool runs.
+void install_interrupt_handler();
+
+/// True once SIGINT or SIGTERM has arrived.
+bool interrupted() noexcept;
+
+/// Throws error(exit_code::interrupted) if a signal has arrived.
+void throw_if_interrupted();
+
+/// The read end of the self-pipe; readable once interrupted.
+int interrupt_fd() noexcept;
+
+/// Waits until `fd` is readable. Returns false when the deadline passes;
+/// throws error(exit_code::interrupted) on a signal.
+bool wait_readable(int fd, const deadline& until);
+
+/// Sets O_NONBLOCK on a descriptor, so that reads after poll never block.
+void set_nonblocking(int fd);
+
+}  // namespace fabric

@@ -1,0 +1,126 @@
+#include "fabric/addr.hpp"
+
+#include "fabric/error.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <infiniband/ib.h>
+#include <netdb.h>
+
+#include <cstring>
+
+namespace fabric {
+
+namespace {
+std::string describe(const addr_query& q) {
+  if (q.node.empty()) return q.service.empty() ? std::string("(any)") : fmt::format("port {}", q.service);
+  return q.node;
+}
+
+
+rdma_addrinfo make_hints(const addr_query& q) {
+  rdma_addrinfo hints{};
+  hints.ai_flags = q.flags;
+  hints.ai_family = q.family;
+  hints.ai_port_space = q.port_space;
+  hints.ai_qp_type = q.qp_type;
+  return hints;
+}
+
+addrinfo_ptr getaddrinfo_or_throw(const addr_query& q, const rdma_addrinfo& hints) {
+  rdma_addrinfo* res = nullptr;
+  int rc = rdma_getaddrinfo(q.node.empty() ? nullptr : q.node.c_str(),
+                            q.service.empty() ? nullptr : q.service.c_str(), &hints, &res);
+  if (rc != 0) {
+    // rdma_getaddrinfo returns EAI_* codes, or -1 with errno for its own failures.
+    std::string why = rc == EAI_SYSTEM || rc == -1 ? std::strerror(errno) : gai_strerror(rc);
+    throw error(exit_code::resolve_failed, fmt::format("rdma_getaddrinfo {}: {}", describe(q), why));
+  }
+  return addrinfo_ptr(res);
+}
+}  // namespace
+
+addrinfo_ptr resolve(const addr_query& q) { return getaddrinfo_or_throw(q, make_hints(q)); }
+
+sockaddr* resolved_pair::src_addr() const { return src ? src->ai_src_addr : nullptr; }
+sockaddr* resolved_pair::dst_addr() const { return dst->ai_dst_addr; }
+
+resolved_pair resolve_pair(const addr_query& dst, const std::string& src) {
+  resolved_pair pair;
+  rdma_addrinfo hints = make_hints(dst);
+  if (!src.empty()) {
+    addr_query sq = dst;
+    sq.node = src;
+    sq.service.clear();
+    sq.flags |= RAI_PASSIVE;
+    pair.src = resolve(sq);
+    hints.ai_src_addr = pair.src->ai_src_addr;
+    hints.ai_src_len = pair.src->ai_src_len;
+  }
+  pair.dst = getaddrinfo_or_throw(dst, hints);
+  return pair;
+}
+
+socklen_t sockaddr_length(const sockaddr* sa) noexcept {
+  switch (sa->sa_family) {
+    case AF_INET: return sizeof(sockaddr_in);
+    case AF_INET6: return sizeof(sockaddr_in6);
+    case AF_IB: return sizeof(sockaddr_ib);
+    default: return sizeof(sockaddr_storage);
+  }
+}
+
+sockaddr_storage copy_sockaddr(const sockaddr* sa) {
+  sockaddr_storage ss{};
+  if (sa) std::memcpy(&ss, sa, sockaddr_length(sa));
+  return ss;
+}
+
+std::string format_gid(const ibv_gid& gid) {
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(AF_INET6, gid.raw, buf, sizeof buf);
+  return buf;
+}
+
+std::string format_addr(const sockaddr* sa) {
+  if (!sa) return "(none)";
+  char buf[INET6_ADDRSTRLEN] = {};
+  switch (sa->sa_family) {
+    case AF_INET:
+      inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, buf, sizeof buf);
+      return buf;
+    case AF_INET6:
+      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, buf, sizeof buf);
+      return buf;
+    case AF_IB:
+      inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_ib*>(sa)->sib_addr, buf, sizeof buf);
+      return buf;
+    default:
+      return fmt::format("(family {})", sa->sa_family);
+  }
+}
+
+std::uint16_t sockaddr_port(const sockaddr* sa) noexcept {
+  switch (sa->sa_family) {
+    case AF_INET: return ntohs(reinterpret_cast<const sockaddr_in*>(sa)->sin_port);
+    case AF_INET6: return ntohs(reinterpret_cast<const sockaddr_in6*>(sa)->sin6_port);
+    case AF_IB: return static_cast<std::uint16_t>(be64toh(reinterpret_cast<const sockaddr_ib*>(sa)->sib_sid) & 0xffff);
+    default: return 0;
+  }
+}
+
+void set_sockaddr_port(sockaddr* sa, std::uint16_t port) noexcept {
+  switch (sa->sa_family) {
+    case AF_INET: reinterpret_cast<sockaddr_in*>(sa)->sin_port = htons(port); break;
+    case AF_INET6: reinterpret_cast<sockaddr_in6*>(sa)->sin6_port = htons(port); break;
+    case AF_IB: {
+      auto* sib = reinterpret_cast<sockaddr_ib*>(sa);
+      sib->sib_sid = htobe64((be64toh(sib->sib_sid) & ~0xffffULL) | port);
+      sib->sib_sid_mask = htobe64(~0ULL);
+      break;
+    }
+    default: break;
+  }
+}
+
+}  // namespace fabric

@@ -1,0 +1,92 @@
+#include "fabric/verbs.hpp"
+
+#include <fmt/format.h>
+
+namespace fabric {
+
+event_cq::event_cq(ibv_context* verbs, int depth, bool busy_poll) : busy_poll_(busy_poll) {
+  channel_.reset(check_ptr(ibv_create_comp_channel(verbs), "ibv_create_comp_channel"));
+  set_nonblocking(channel_->fd);
+  cq_.reset(check_ptr(ibv_create_cq(verbs, depth, this, channel_.get(), 0), "ibv_create_cq"));
+  if (!busy_poll_) rearm();
+}
+
+event_cq::~event_cq() {
+  if (cq_ && unacked_ > 0) ibv_ack_cq_events(cq_.get(), unacked_);
+}
+
+void event_cq::rearm() { check_ret(ibv_req_notify_cq(cq_.get(), 0), "ibv_req_notify_cq"); }
+
+std::size_t event_cq::poll(std::span<ibv_wc> out) {
+  int n = ibv_poll_cq(cq_.get(), static_cast<int>(out.size()), out.data());
+  if (n < 0) throw_errno(-n, "ibv_poll_cq");
+  return static_cast<std::size_t>(n);
+}
+
+std::size_t event_cq::wait(std::span<ibv_wc> out, const deadline& until) {
+  if (busy_poll_) {
+    for (unsigned spins = 0;; ++spins) {
+      if (auto n = poll(out)) return n;
+      // Check the clock and signals only now and then: they cost more than a poll.
+      if ((spins & 0x3ff) == 0) {
+        throw_if_interrupted();
+        if (until.expired()) return 0;
+      }
+    }
+  }
+  for (;;) {
+    if (auto n = poll(out)) return n;
+    if (!wait_readable(channel_->fd, until)) return poll(out);
+    ibv_cq* ev_cq = nullptr;
+    void* ctx = nullptr;
+    if (ibv_get_cq_event(channel_.get(), &ev_cq, &ctx) == 0) {
+      // Acknowledging in batches avoids a mutex round trip per event.
+      if (++unacked_ >= 64) {
+        ibv_ack_cq_events(cq_.get(), unacked_);
+        unacked_ = 0;
+      }
+      rearm();
+    }
+  }
+}
+
+std::string_view wc_status_name(ibv_wc_status status) noexcept { return ibv_wc_status_str(status); }
+
+error wc_error(const ibv_wc& wc, std::string_view what) {
+  exit_code code = exit_code::connect_failed;
+  switch (wc.status) {
+    case IBV_WC_LOC_LEN_ERR:
+    case IBV_WC_REM_ACCESS_ERR:
+    case IBV_WC_REM_INV_REQ_ERR:
+    case IBV_WC_REM_OP_ERR:
+    case IBV_WC_LOC_PROT_ERR:
+      code = exit_code::protocol;
+      break;
+    default:
+      break;
+  }
+  return error(code, fmt::format("{}: {} (status {}, wr_id {})", what, wc_status_name(wc.status),
+                                 static_cast<int>(wc.status), wc.wr_id));
+}
+
+registered_buffer::registered_buffer(ibv_pd* pd, std::size_t size, int access)
+    : data_(new std::byte[size == 0 ? 1 : size]()), size_(size) {
+  mr_.reset(check_ptr(ibv_reg_mr(pd, data_.get(), size == 0 ? 1 : size, access),
+                      fmt::format("ibv_reg_mr {} bytes", size)));
+}
+
+protection_domain alloc_pd(ibv_context* verbs) {
+  return protection_domain(check_ptr(ibv_alloc_pd(verbs), "ibv_alloc_pd"));
+}
+
+void post_send(ibv_qp* qp, ibv_send_wr& wr) {
+  ibv_send_wr* bad = nullptr;
+  check_ret(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
+}
+
+void post_recv(ibv_qp* qp, ibv_recv_wr& wr) {
+  ibv_recv_wr* bad = nullptr;
+  check_ret(ibv_post_recv(qp, &wr, &bad), "ibv_post_recv");
+}
+
+}  // namespace fabric

@@ -1,0 +1,87 @@
+#include "fabric/wait.hpp"
+
+#include "fabric/error.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <mutex>
+
+namespace fabric {
+
+namespace {
+std::atomic<bool> g_interrupted{false};
+int g_pipe[2] = {-1, -1};
+
+extern "C" void on_signal(int) {
+  int saved = errno;
+  g_interrupted.store(true);
+  char c = 1;
+  // A full pipe already wakes every reader; nothing to do on failure.
+  [[maybe_unused]] auto n = ::write(g_pipe[1], &c, 1);
+  errno = saved;
+}
+}  // namespace
+
+int deadline::poll_timeout() const {
+  if (!at_) return -1;
+  auto left = *at_ - clock::now();
+  if (left <= clock::duration::zero()) return 0;
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  return ms > 1'000'000'000 ? 1'000'000'000 : static_cast<int>(ms);
+}
+
+deadline deadline::min(const deadline& other) const {
+  if (!at_) return other;
+  if (!other.at_) return *this;
+  return deadline(std::min(*at_, *other.at_));
+}
+
+void install_interrupt_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (::pipe2(g_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw_errno(errno, "pipe2");
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: blocking calls must see EINTR
+    ::sigaction(SIGINT, &sa, nullptr);
+    ::sigaction(SIGTERM, &sa, nullptr);
+    ::signal(SIGPIPE, SIG_IGN);
+  });
+}
+
+bool interrupted() noexcept { return g_interrupted.load(); }
+
+void throw_if_interrupted() {
+  if (interrupted()) throw error(exit_code::interrupted, "interrupted");
+}
+
+int interrupt_fd() noexcept { return g_pipe[0]; }
+
+bool wait_readable(int fd, const deadline& until) {
+  for (;;) {
+    throw_if_interrupted();
+    pollfd fds[2] = {{fd, POLLIN, 0}, {g_pipe[0], POLLIN, 0}};
+    nfds_t n = g_pipe[0] >= 0 ? 2 : 1;
+    int rc = ::poll(fds, n, until.poll_timeout());
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      throw_errno(errno, "poll");
+    }
+    throw_if_interrupted();
+    if (rc == 0) return false;
+    if (fds[0].revents != 0) return true;
+  }
+}
+
+void set_nonblocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) throw_errno(errno, "fcntl O_NONBLOCK");
+}
+
+}  // namespace fabric
