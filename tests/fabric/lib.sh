@@ -1,0 +1,134 @@
+# Helpers for fabric test scripts; sourced by tests/fabric/*.test.sh, which
+# run inside the Soft-RoCE guest (tests/fabric/bed) with the build's bin
+# directory as their first argument.
+#
+#   . "$(dirname "$0")/lib.sh" "$@"
+#   start_bg srv "$BIN/rping" -s -a "$FABRIC_ADDR" -C 10
+#   wait_cm_listen 7174
+#   expect_rc 0 "client gets 10 pings" "$BIN/rping" -c -a "$FABRIC_ADDR" -C 10
+#   expect_bg srv 0 "server ends cleanly"
+#   finish
+
+set -u
+BIN=$(cd "${1:?usage: $0 BIN_DIR}" && pwd)
+ADDR=${FABRIC_ADDR:?run this inside the fabric bed}
+# rdma-core's originals, for compatibility checks in both directions.
+ORIG=/usr/bin
+WORK=$(mktemp -d /tmp/fabric-test.XXXXXX)
+LAST_OUT=$WORK/last.out
+_passed=0
+_failed=0
+declare -A _bg_pid=()
+
+pass() { echo "PASS: $*"; _passed=$((_passed + 1)); }
+fail() { echo "FAIL: $*"; _failed=$((_failed + 1)); }
+
+# check NAME CMD...: passes when CMD succeeds.
+check() {
+  local name=$1; shift
+  if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# run_capped SECONDS CMD...: runs CMD with its output in $LAST_OUT, killed
+# after SECONDS (status 124); returns CMD's status.
+run_capped() {
+  local secs=$1; shift
+  timeout -k 2 "$secs" "$@" >"$LAST_OUT" 2>&1
+}
+
+# expect_rc RC NAME CMD...: runs CMD (capped at 60 s) and passes when its
+# exit status is RC; prints the output on failure.
+expect_rc() {
+  local want=$1 name=$2; shift 2
+  local rc=0
+  run_capped "${CAP:-60}" "$@" || rc=$?
+  if [ "$rc" -eq "$want" ]; then
+    pass "$name"
+  else
+    fail "$name (exit $rc, want $want): $*"
+    sed 's/^/    | /' "$LAST_OUT" | tail -n 30
+  fi
+}
+
+# start_bg NAME CMD...: starts CMD in the background (capped at 120 s),
+# output in $WORK/NAME.out.
+start_bg() {
+  local name=$1; shift
+  timeout -k 2 "${CAP_BG:-120}" "$@" >"$WORK/$name.out" 2>&1 &
+  _bg_pid[$name]=$!
+}
+
+# wait_bg NAME [SECONDS]: waits for a background command, returns its
+# status; after SECONDS (default 60) kills it and returns 124.
+wait_bg() {
+  local name=$1 secs=${2:-60} pid=${_bg_pid[$1]}
+  local i
+  for ((i = 0; i < secs * 10; i++)); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -9 "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return 124
+  fi
+  local rc=0
+  wait "$pid" || rc=$?
+  return "$rc"
+}
+
+# expect_bg NAME RC TEST_NAME [SECONDS]: waits for NAME and checks its status.
+expect_bg() {
+  local name=$1 want=$2 tname=$3 secs=${4:-60}
+  local rc=0
+  wait_bg "$name" "$secs" || rc=$?
+  if [ "$rc" -eq "$want" ]; then
+    pass "$tname"
+  else
+    fail "$tname (exit $rc, want $want)"
+    sed 's/^/    | /' "$WORK/$name.out" | tail -n 30
+  fi
+}
+
+# stop_bg NAME [SIGNAL]: signals a background command and reaps it.
+stop_bg() {
+  local pid=${_bg_pid[$1]}
+  kill "-${2:-TERM}" "$pid" 2>/dev/null || true
+  wait_bg "$1" 10 || true
+}
+
+# bg_out NAME: the output file of a background command.
+bg_out() { echo "$WORK/$1.out"; }
+
+# wait_cm_listen PORT [SECONDS]: waits until an rdma_cm id listens on PORT.
+wait_cm_listen() {
+  local port=$1 secs=${2:-10} i
+  for ((i = 0; i < secs * 20; i++)); do
+    if rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN.*src-port $port\b"; then
+      return 0
+    fi
+    sleep 0.05
+  done
+  echo "    | nothing listens on rdma_cm port $port after ${secs}s"
+  return 1
+}
+
+# json_check FILE PYTHON_EXPR: parses FILE as one JSON document and evaluates
+# the expression with the document bound to d.
+json_check() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    d = json.load(f)
+sys.exit(0 if eval(sys.argv[2], {"d": d}) else 1)
+PY
+}
+
+# finish: prints the tally and exits non-zero when anything failed.
+finish() {
+  local pid
+  for pid in "${_bg_pid[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+  echo "$_passed passed, $_failed failed"
+  [ "$_failed" -eq 0 ]
+}
