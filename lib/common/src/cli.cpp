@@ -1,5 +1,6 @@
 #include "fabric/cli.hpp"
 
+#include "fabric/completion.hpp"
 #include "fabric/wait.hpp"
 
 #include <fmt/format.h>
@@ -68,6 +69,16 @@ void emit(std::string_view tool, bool json, exit_code code, const std::string& m
 int run(std::string_view tool, CLI::App& app, int argc, char** argv, const output_options& out,
         const body_fn& body, const render_fn& render) {
   app.set_version_flag("--version", fmt::format("{} (fabric-toolkit) {}", tool, FABRIC_VERSION));
+  // Used by the build to generate the shell completions; not a user option.
+  if (argc == 3 && std::string_view(argv[1]) == "--print-completion") {
+    std::string_view shell = argv[2];
+    if (shell != "bash" && shell != "zsh") {
+      fmt::print(stderr, "{}: error: --print-completion takes bash or zsh\n", tool);
+      return static_cast<int>(exit_code::usage);
+    }
+    std::cout << (shell == "bash" ? completion::bash_script(tool, app) : completion::zsh_script(tool, app));
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
