@@ -15,5 +15,5 @@ function(fabric_add_completions tool)
     COMMENT "Generating shell completions for ${tool}"
     VERBATIM)
   install(FILES ${bash} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
-  install(FILES ${zsh} DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions)
+  install(FILES ${zsh} DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)
 endfunction()
