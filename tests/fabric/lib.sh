@@ -61,9 +61,8 @@ start_bg() {
 # wait_bg NAME [SECONDS]: waits for a background command, returns its
 # status; after SECONDS (default 60) kills it and returns 124.
 wait_bg() {
-  local name=$1 secs=${2:-60} pid=${_bg_pid[$1]}
-  local i
-  for ((i = 0; i < secs * 10; i++)); do
+  local name=$1 pid=${_bg_pid[$1]} until=$((SECONDS + ${2:-60}))
+  while [ $SECONDS -lt $until ]; do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
@@ -102,14 +101,14 @@ bg_out() { echo "$WORK/$1.out"; }
 
 # wait_cm_listen PORT [SECONDS]: waits until an rdma_cm id listens on PORT.
 wait_cm_listen() {
-  local port=$1 secs=${2:-10} i
-  for ((i = 0; i < secs * 20; i++)); do
-    if rdma resource show cm_id 2>/dev/null | grep -q "state LISTEN.*src-port $port\b"; then
+  local port=$1 until=$((SECONDS + ${2:-10}))
+  while [ $SECONDS -lt $until ]; do
+    if rdma resource show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:$port( |$)"; then
       return 0
     fi
-    sleep 0.05
+    sleep 0.1
   done
-  echo "    | nothing listens on rdma_cm port $port after ${secs}s"
+  echo "    | nothing listens on rdma_cm port $port after ${2:-10}s"
   return 1
 }
 
