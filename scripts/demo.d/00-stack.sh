@@ -2,7 +2,7 @@
 rping -s -a "$ADDR" -C 3 >/dev/null 2>&1 &
 server=$!
 sleep 1
-timeout 30 rping -c -a "$ADDR" -C 3 -V -v && echo "   rdma-core rping: 3 verified pings"
+timeout 30 rping -c -a "$ADDR" -C 3 -V && echo "   rdma-core rping: 3 verified pings"
 rc=$?
 wait "$server"
 exit $rc

@@ -15,7 +15,8 @@ ADDR=${FABRIC_ADDR:?run this inside the fabric bed}
 # rdma-core's originals, for compatibility checks in both directions.
 ORIG=/usr/bin
 WORK=$(mktemp -d /tmp/fabric-test.XXXXXX)
-LAST_OUT=$WORK/last.out
+LAST_OUT=$WORK/last.out   # stdout of the last run_capped/expect_rc
+LAST_ERR=$WORK/last.err   # its stderr
 _passed=0
 _failed=0
 declare -A _bg_pid=()
@@ -29,12 +30,15 @@ check() {
   if "$@"; then pass "$name"; else fail "$name"; fi
 }
 
-# run_capped SECONDS CMD...: runs CMD with its output in $LAST_OUT, killed
-# after SECONDS (status 124); returns CMD's status.
+# run_capped SECONDS CMD...: runs CMD with its stdout in $LAST_OUT and its
+# stderr in $LAST_ERR, killed after SECONDS (status 124); returns CMD's status.
 run_capped() {
   local secs=$1; shift
-  timeout -k 2 "$secs" "$@" >"$LAST_OUT" 2>&1
+  timeout -k 2 "$secs" "$@" >"$LAST_OUT" 2>"$LAST_ERR"
 }
+
+# show FILE...: the tail of output files, indented, for a failure report.
+show() { tail -q -n 30 "$@" 2>/dev/null | sed 's/^/    | /'; }
 
 # expect_rc RC NAME CMD...: runs CMD (capped at 60 s) and passes when its
 # exit status is RC; prints the output on failure.
@@ -46,15 +50,15 @@ expect_rc() {
     pass "$name"
   else
     fail "$name (exit $rc, want $want): $*"
-    sed 's/^/    | /' "$LAST_OUT" | tail -n 30
+    show "$LAST_OUT" "$LAST_ERR"
   fi
 }
 
 # start_bg NAME CMD...: starts CMD in the background (capped at 120 s),
-# output in $WORK/NAME.out.
+# stdout in $(bg_out NAME), stderr in $(bg_err NAME).
 start_bg() {
   local name=$1; shift
-  timeout -k 2 "${CAP_BG:-120}" "$@" >"$WORK/$name.out" 2>&1 &
+  timeout -k 2 "${CAP_BG:-120}" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
   _bg_pid[$name]=$!
 }
 
@@ -85,19 +89,22 @@ expect_bg() {
     pass "$tname"
   else
     fail "$tname (exit $rc, want $want)"
-    sed 's/^/    | /' "$WORK/$name.out" | tail -n 30
+    show "$WORK/$name.out" "$WORK/$name.err"
   fi
 }
 
 # stop_bg NAME [SIGNAL]: signals a background command and reaps it.
 stop_bg() {
   local pid=${_bg_pid[$1]}
-  kill "-${2:-TERM}" "$pid" 2>/dev/null || true
+  # The command runs under timeout(1), which would not pass SIGKILL on:
+  # signal the command itself.
+  pkill "-${2:-TERM}" -P "$pid" 2>/dev/null || true
   wait_bg "$1" 10 || true
 }
 
-# bg_out NAME: the output file of a background command.
+# bg_out NAME, bg_err NAME: the stdout and stderr files of a background command.
 bg_out() { echo "$WORK/$1.out"; }
+bg_err() { echo "$WORK/$1.err"; }
 
 # wait_cm_listen PORT [SECONDS]: waits until an rdma_cm id listens on PORT.
 wait_cm_listen() {
@@ -119,7 +126,7 @@ json_check() {
 import json, sys
 with open(sys.argv[1]) as f:
     d = json.load(f)
-sys.exit(0 if eval(sys.argv[2], {"d": d}) else 1)
+sys.exit(0 if eval("(" + sys.argv[2] + ")", {"d": d}) else 1)
 PY
 }
 

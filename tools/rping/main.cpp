@@ -1,10 +1,12 @@
-#include "fabric/cli.hpp"
+#include "rping.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"rping", "rping"};
-  fabric::cli::output_options out;
-  fabric::cli::add_output_options(app, out);
-  return fabric::cli::run("rping", app, argc, argv, out,
-                          [] () -> fabric::exit_code { throw fabric::error(fabric::exit_code::usage, "not implemented yet"); },
-                          [](nlohmann::json& j) { j["role"] = "none"; });
+  CLI::App app{"RDMA ping: checks RC connections, RDMA READ and RDMA WRITE between two hosts", "rping"};
+  rping::options opt;
+  rping::report report;
+  fabric::cli::add_output_options(app, opt.out);
+  rping::add_options(app, opt);
+  return fabric::cli::run("rping", app, argc, argv, opt.out,
+                          [&] { return rping::run(opt, report); },
+                          [&](nlohmann::json& j) { rping::to_json(j, report); });
 }

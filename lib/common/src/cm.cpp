@@ -49,7 +49,9 @@ exit_code classify_event(rdma_cm_event_type type) noexcept {
 error event_error(const cm_event& ev, std::string_view what) {
   int status = ev.status();
   std::string detail;
-  if (status < 0)
+  if (ev.type() == RDMA_CM_EVENT_REJECTED)
+    detail = fmt::format(" (reason {}; is a server listening?)", status);
+  else if (status < 0)
     detail = fmt::format(" ({})", std::strerror(-status));
   else if (status > 0)
     detail = fmt::format(" (status {})", status);

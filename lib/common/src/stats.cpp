@@ -34,6 +34,12 @@ latency_summary summarize(std::span<const double> samples_us) {
 }
 
 void to_json(nlohmann::json& j, const latency_summary& s) {
+  if (s.count == 0) {
+    // No samples: the keys stay, with no made-up values.
+    j = nlohmann::json{{"min", nullptr}, {"p50", nullptr}, {"p99", nullptr}, {"p999", nullptr},
+                       {"max", nullptr}, {"mean", nullptr}, {"stdev", nullptr}};
+    return;
+  }
   j = nlohmann::json{{"min", s.min}, {"p50", s.p50}, {"p99", s.p99}, {"p999", s.p999},
                      {"max", s.max}, {"mean", s.mean}, {"stdev", s.stdev}};
 }

@@ -23,20 +23,25 @@ std::size_t event_cq::poll(std::span<ibv_wc> out) {
   return static_cast<std::size_t>(n);
 }
 
-std::size_t event_cq::wait(std::span<ibv_wc> out, const deadline& until) {
+std::size_t event_cq::wait(std::span<ibv_wc> out, const deadline& until) { return wait_or(out, -1, until); }
+
+std::size_t event_cq::wait_or(std::span<ibv_wc> out, int watch_fd, const deadline& until) {
   if (busy_poll_) {
     for (unsigned spins = 0;; ++spins) {
       if (auto n = poll(out)) return n;
-      // Check the clock and signals only now and then: they cost more than a poll.
+      // Signals, the clock and the watched fd cost more than a poll: look now and then.
       if ((spins & 0x3ff) == 0) {
         throw_if_interrupted();
         if (until.expired()) return 0;
+        if (watch_fd >= 0 && wait_readable(watch_fd, deadline::after(std::chrono::milliseconds(0)))) return 0;
       }
     }
   }
+  const int fds[2] = {channel_->fd, watch_fd};
   for (;;) {
     if (auto n = poll(out)) return n;
-    if (!wait_readable(channel_->fd, until)) return poll(out);
+    int ready = wait_any(fds, until);
+    if (ready != 0) return poll(out);  // timeout, or the watched fd
     ibv_cq* ev_cq = nullptr;
     void* ctx = nullptr;
     if (ibv_get_cq_event(channel_.get(), &ev_cq, &ctx) == 0) {

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <iterator>
 #include <cerrno>
 #include <mutex>
 
@@ -63,21 +64,27 @@ void throw_if_interrupted() {
 
 int interrupt_fd() noexcept { return g_pipe[0]; }
 
-bool wait_readable(int fd, const deadline& until) {
+int wait_any(std::span<const int> fds, const deadline& until) {
+  pollfd polled[8];
+  if (fds.size() + 1 > std::size(polled)) throw error(exit_code::system, "wait_any: too many descriptors");
   for (;;) {
     throw_if_interrupted();
-    pollfd fds[2] = {{fd, POLLIN, 0}, {g_pipe[0], POLLIN, 0}};
-    nfds_t n = g_pipe[0] >= 0 ? 2 : 1;
-    int rc = ::poll(fds, n, until.poll_timeout());
+    nfds_t n = 0;
+    for (int fd : fds) polled[n++] = {fd, POLLIN, 0};
+    polled[n++] = {g_pipe[0], POLLIN, 0};
+    int rc = ::poll(polled, n, until.poll_timeout());
     if (rc < 0) {
       if (errno == EINTR) continue;
       throw_errno(errno, "poll");
     }
     throw_if_interrupted();
-    if (rc == 0) return false;
-    if (fds[0].revents != 0) return true;
+    if (rc == 0) return -1;
+    for (std::size_t i = 0; i < fds.size(); ++i)
+      if (polled[i].revents != 0) return static_cast<int>(i);
   }
 }
+
+bool wait_readable(int fd, const deadline& until) { return wait_any(std::span<const int>(&fd, 1), until) == 0; }
 
 void set_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);

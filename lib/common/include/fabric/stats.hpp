@@ -20,7 +20,8 @@ struct latency_summary {
 /// (p50), t_99 and t_99.9; stdev is the population standard deviation.
 latency_summary summarize(std::span<const double> samples_us);
 
-/// {"min":..,"p50":..,"p99":..,"p999":..,"max":..,"mean":..,"stdev":..}
+/// {"min":..,"p50":..,"p99":..,"p999":..,"max":..,"mean":..,"stdev":..};
+/// every value is null when there are no samples.
 void to_json(nlohmann::json& j, const latency_summary& s);
 
 /// One human line: "min 1.23 p50 ... stdev 0.45 us (N samples)".

@@ -29,6 +29,10 @@ public:
   /// Returns at least one completion, or 0 when the deadline passed first.
   std::size_t wait(std::span<ibv_wc> out, const deadline& until);
 
+  /// Like wait(), but also returns (0) as soon as `watch_fd` is readable,
+  /// so that a caller can handle CM events while it waits for completions.
+  std::size_t wait_or(std::span<ibv_wc> out, int watch_fd, const deadline& until);
+
 private:
   void rearm();
   comp_channel channel_;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <optional>
+#include <span>
 
 namespace fabric {
 
@@ -41,8 +42,13 @@ void throw_if_interrupted();
 int interrupt_fd() noexcept;
 
 /// Waits until `fd` is readable. Returns false when the deadline passes;
-/// throws error(exit_code::interrupted) on a signal.
+/// throws error(exit_code::interrupted) on a signal. A negative fd is never
+/// readable, which makes this an interruptible sleep.
 bool wait_readable(int fd, const deadline& until);
+
+/// Waits until one of `fds` is readable and returns its index, or -1 when
+/// the deadline passes; throws error(exit_code::interrupted) on a signal.
+int wait_any(std::span<const int> fds, const deadline& until);
 
 /// Sets O_NONBLOCK on a descriptor, so that reads after poll never block.
 void set_nonblocking(int fd);

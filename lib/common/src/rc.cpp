@@ -1,0 +1,140 @@
+#include "fabric/rc.hpp"
+
+#include "fabric/addr.hpp"
+
+#include <fmt/format.h>
+
+namespace fabric {
+
+rc_endpoint::rc_endpoint(rdma_cm_id* id, const rc_config& cfg) : id_(id), cfg_(cfg) {
+  if (!id->verbs) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
+  pd_ = alloc_pd(id->verbs);
+  int depth = static_cast<int>(cfg.send_depth + cfg.recv_depth);
+  cq_ = std::make_unique<event_cq>(id->verbs, depth, cfg.busy_poll);
+
+  ibv_qp_init_attr attr{};
+  attr.qp_type = IBV_QPT_RC;
+  attr.send_cq = cq_->get();
+  attr.recv_cq = cq_->get();
+  attr.cap.max_send_wr = cfg.send_depth;
+  attr.cap.max_recv_wr = cfg.recv_depth;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  attr.cap.max_inline_data = cfg.max_inline;
+  if (cfg.self_created_qp) {
+    own_qp_.reset(check_ptr(ibv_create_qp(pd_.get(), &attr), "ibv_create_qp"));
+    ibv_qp_attr init{};
+    init.qp_state = IBV_QPS_INIT;
+    init.pkey_index = 0;
+    init.port_num = id->port_num;
+    init.qp_access_flags = 0;
+    check_ret(ibv_modify_qp(own_qp_.get(), &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+              "ibv_modify_qp INIT");
+  } else {
+    int rc = rdma_create_qp(id, pd_.get(), &attr);
+    if (rc != 0 && cfg.max_inline > 0) {
+      // Providers may refuse inline data; plain sends work everywhere.
+      attr.cap.max_inline_data = 0;
+      rc = rdma_create_qp(id, pd_.get(), &attr);
+    }
+    check_rc(rc, "rdma_create_qp");
+    cm_qp_ = cm_qp(id);
+  }
+  max_inline_ = attr.cap.max_inline_data;
+}
+
+rdma_conn_param rc_endpoint::conn_param() const noexcept {
+  rdma_conn_param p{};
+  p.responder_resources = 1;
+  p.initiator_depth = 1;
+  p.retry_count = 7;
+  p.rnr_retry_count = 7;
+  if (own_qp_) p.qp_num = own_qp_->qp_num;
+  return p;
+}
+
+void rc_endpoint::ready_self_created_qp() {
+  for (ibv_qp_state state : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
+    ibv_qp_attr attr{};
+    int mask = 0;
+    attr.qp_state = state;
+    check_rc(rdma_init_qp_attr(id_, &attr, &mask), "rdma_init_qp_attr");
+    check_ret(ibv_modify_qp(own_qp_.get(), &attr, mask), "ibv_modify_qp");
+  }
+}
+
+void rc_endpoint::fail_self_created_qp() noexcept {
+  if (!own_qp_) return;
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  ibv_modify_qp(own_qp_.get(), &attr, IBV_QP_STATE);
+}
+
+rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const deadline& until) {
+  addr_query q;
+  q.node = target.addr;
+  q.service = std::to_string(target.port);
+  q.port_space = RDMA_PS_TCP;
+  resolved_pair addrs = resolve_pair(q, target.source);
+
+  rc_client c;
+  c.id = c.channel.create_id(RDMA_PS_TCP);
+  resolve_addr_route(c.channel, c.id.get(), addrs.src_addr(), addrs.dst_addr(), target.resolve_timeout, until);
+  c.endpoint = std::make_unique<rc_endpoint>(c.id.get(), cfg);
+  return c;
+}
+
+void connect_rc(rc_client& c, const deadline& until) {
+  rdma_conn_param param = c.endpoint->conn_param();
+  std::string what = fmt::format("rdma_connect {}", format_addr(rdma_get_peer_addr(c.id.get())));
+  check_rc(rdma_connect(c.id.get(), &param), what);
+  if (c.endpoint->config().self_created_qp) {
+    // Without a QP on the id, the CM stops at CONNECT_RESPONSE and leaves
+    // the state changes and the RTU to us.
+    c.channel.expect(RDMA_CM_EVENT_CONNECT_RESPONSE, until, what);
+    c.endpoint->ready_self_created_qp();
+    check_rc(rdma_establish(c.id.get()), "rdma_establish");
+    return;
+  }
+  c.channel.expect(RDMA_CM_EVENT_ESTABLISHED, until, what);
+}
+
+cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog) {
+  sockaddr_storage local{};
+  if (addr.empty()) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(&local);
+    sin->sin_family = AF_INET;
+  } else {
+    addr_query q;
+    q.node = addr;
+    q.flags = RAI_PASSIVE;
+    q.port_space = RDMA_PS_TCP;
+    auto info = resolve(q);
+    local = copy_sockaddr(info->ai_src_addr);
+  }
+  auto* sa = reinterpret_cast<sockaddr*>(&local);
+  set_sockaddr_port(sa, port);
+  cm_id id = channel.create_id(RDMA_PS_TCP);
+  std::string where = fmt::format("{}:{}", format_addr(sa), port);
+  check_rc(rdma_bind_addr(id.get(), sa), fmt::format("rdma_bind_addr {}", where));
+  check_rc(rdma_listen(id.get(), backlog), fmt::format("rdma_listen {}", where));
+  return id;
+}
+
+void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until) {
+  if (ep.config().self_created_qp) {
+    ep.ready_self_created_qp();
+    rdma_conn_param param = ep.conn_param();
+    check_rc(rdma_accept(id, &param), "rdma_accept");
+  } else {
+    check_rc(rdma_accept(id, nullptr), "rdma_accept");
+  }
+  channel.expect(RDMA_CM_EVENT_ESTABLISHED, until, fmt::format("rdma_accept {}", peer_name(id)));
+}
+
+std::string peer_name(rdma_cm_id* id) {
+  sockaddr* sa = rdma_get_peer_addr(id);
+  return fmt::format("{}:{}", format_addr(sa), sockaddr_port(sa));
+}
+
+}  // namespace fabric

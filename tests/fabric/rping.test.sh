@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# rping in the Soft-RoCE guest: ours with ours, ours with rdma-core's in both
+# directions, the persistent server, JSON, and the failure cases.
+. "$(dirname "$0")/lib.sh" "$@"
+
+# Interop both ways at every edge size, with verification.
+for size in 23 64 1024 65535; do
+  start_bg srv "$BIN/rping" -s -a "$ADDR" -S "$size"
+  wait_cm_listen 7174
+  expect_rc 0 "ours -> ours, -S $size -V" "$BIN/rping" -c -a "$ADDR" -C 20 -S "$size" -V
+  expect_bg srv 0 "our server ends cleanly after -S $size"
+
+  start_bg srv "$ORIG/rping" -s -a "$ADDR" -S "$size"
+  wait_cm_listen 7174
+  expect_rc 0 "ours -> rdma-core, -S $size -V" "$BIN/rping" -c -a "$ADDR" -C 20 -S "$size" -V
+  expect_bg srv 0 "rdma-core server ends cleanly after -S $size"
+
+  start_bg srv "$BIN/rping" -s -a "$ADDR" -S "$size"
+  wait_cm_listen 7174
+  expect_rc 0 "rdma-core -> ours, -S $size -V" "$ORIG/rping" -c -a "$ADDR" -C 20 -S "$size" -V
+  expect_bg srv 0 "our server serves rdma-core's client at -S $size"
+done
+
+# Human output: the same lines as the original.
+start_bg srv "$ORIG/rping" -s -a "$ADDR" -v
+wait_cm_listen 7174
+run_capped 30 "$BIN/rping" -c -a "$ADDR" -C 3 -v
+check "client prints the original's ping data lines" \
+  grep -qxF 'ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqr' "$LAST_OUT"
+check "exactly 3 ping lines" test "$(grep -c '^ping data: ' "$LAST_OUT")" -eq 3
+wait_bg srv 20
+check "rdma-core server saw the same data" grep -q '^server ping data: rdma-ping-2: CDEF' "$(bg_out srv)"
+
+start_bg srv "$BIN/rping" -s -a "$ADDR" -v
+wait_cm_listen 7174
+run_capped 30 "$ORIG/rping" -c -a "$ADDR" -C 2 -v
+wait_bg srv 20
+check "our server prints 'server ping data:' lines" \
+  grep -qxF 'server ping data: rdma-ping-1: BCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqrs' "$(bg_out srv)"
+
+# IPv6 and the self-created QP (-q).
+start_bg srv "$BIN/rping" -s -a "$FABRIC_ADDR6" -q
+wait_cm_listen 7174
+expect_rc 0 "IPv6 with -q both sides" "$BIN/rping" -c -a "$FABRIC_ADDR6" -C 5 -V -q
+expect_bg srv 0 "IPv6 -q server ends cleanly"
+
+# JSON: one document, with the documented keys.
+start_bg srv "$BIN/rping" -s -a "$ADDR"
+wait_cm_listen 7174
+expect_rc 0 "JSON client run" "$BIN/rping" -c -a "$ADDR" -C 50 -V -j
+check "JSON client document" json_check "$LAST_OUT" \
+  'd["tool"] == "rping" and d["role"] == "client" and d["ok"] is True and d["exit_code"] == 0 and d["error"] is None
+   and d["pings"] == 50 and d["verify_failures"] == 0 and d["options"]["size"] == 64
+   and all(d["latency_us"][k] > 0 for k in ("min", "p50", "p99", "p999", "max", "mean"))
+   and d["latency_us"]["min"] <= d["latency_us"]["p50"] <= d["latency_us"]["p99"] <= d["latency_us"]["max"]'
+wait_bg srv 20
+
+# No server: prompt, documented exit code, JSON still one document.
+t0=$SECONDS
+expect_rc 5 "no server: connect_failed (5)" "$BIN/rping" -c -a "$ADDR" -C 1
+check "no server: ends within 5 s" test $((SECONDS - t0)) -le 5
+expect_rc 5 "no server, JSON" "$BIN/rping" -c -a "$ADDR" -C 1 -j
+check "no server: JSON error document" json_check "$LAST_OUT" \
+  'd["ok"] is False and d["exit_code"] == 5 and "REJECTED" in d["error"] and d["latency_us"]["p50"] is None'
+
+# --retry: a client started before its server.
+start_bg cli "$BIN/rping" -c -a "$ADDR" -C 5 -V --retry=20000
+sleep 2
+start_bg srv "$BIN/rping" -s -a "$ADDR"
+expect_bg cli 0 "--retry connects once the server is up" 40
+expect_bg srv 0 "server after --retry client ends cleanly"
+
+# Bad input.
+expect_rc 2 "size below 23 is a usage error" "$BIN/rping" -c -a "$ADDR" -S 22
+expect_rc 2 "no side is a usage error" "$BIN/rping" -a "$ADDR"
+expect_rc 2 "client without -a is a usage error" "$BIN/rping" -c
+expect_rc 4 "unresolvable name: resolve_failed (4)" "$BIN/rping" -c -a no-such-host.invalid -C 1
+
+# A larger client -S than the server's: a clear protocol error, no crash.
+start_bg srv "$BIN/rping" -s -a "$ADDR" -S 64
+wait_cm_listen 7174
+run_capped 30 "$BIN/rping" -c -a "$ADDR" -S 1024 -C 1
+expect_bg srv 7 "server refuses a client -S larger than its own (protocol, 7)"
+check "server names both sizes" grep -q "1024 bytes, more than this server's -S 64" "$(bg_err srv)"
+
+# Persistent server: concurrent clients, hostile clients, a killed client.
+start_bg psrv "$BIN/rping" -s -P -a "$ADDR" --stats -j
+wait_cm_listen 7174
+for i in 1 2 3; do start_bg "c$i" "$BIN/rping" -c -a "$ADDR" -C 200 -V; done
+start_bg "o1" "$ORIG/rping" -c -a "$ADDR" -C 200 -V
+for mode in short oversize badrkey; do
+  expect_rc 0 "hostile client ($mode) runs" "$BIN/../tests/hostile_rping" "$ADDR" "$mode"
+done
+start_bg victim "$BIN/rping" -c -a "$ADDR" -C 0
+sleep 1
+stop_bg victim KILL
+for i in 1 2 3; do expect_bg "c$i" 0 "concurrent client $i unaffected" 60; done
+expect_bg o1 0 "rdma-core client served concurrently" 60
+expect_rc 0 "server still serves after hostile and killed clients" "$BIN/rping" -c -a "$ADDR" -C 10 -V
+stop_bg psrv INT
+check "persistent server: one JSON document after Ctrl-C" json_check "$(bg_out psrv)" \
+  'd["role"] == "server" and len(d["connections"]) >= 8 and d["pings"] >= 810
+   and sum(1 for c in d["connections"] if c["error"]) >= 3
+   and any("4-byte message" in (c["error"] or "") for c in d["connections"])
+   and any("more than this server" in (c["error"] or "") for c in d["connections"])
+   and any("remote access error" in (c["error"] or "").lower() or "access" in (c["error"] or "").lower() for c in d["connections"])'
+
+finish

@@ -1,0 +1,111 @@
+#include "link.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace rping {
+
+using fabric::error;
+using fabric::exit_code;
+
+link::link(fabric::cm_channel& channel, fabric::rc_endpoint& ep, std::uint32_t size, bool client,
+           std::chrono::milliseconds timeout)
+    : channel_(channel),
+      ep_(ep),
+      timeout_(timeout),
+      recv_(ep.pd(), info_size, IBV_ACCESS_LOCAL_WRITE),
+      send_(ep.pd(), info_size, 0),
+      rdma_(ep.pd(), size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE) {
+  if (client) start_ = fabric::registered_buffer(ep.pd(), size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+}
+
+void link::post_recv() {
+  ibv_sge sge = recv_.sge(info_size);
+  ibv_recv_wr wr{};
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  fabric::post_recv(ep_.qp(), wr);
+}
+
+void link::send_info(const buffer_info& info) {
+  auto bytes = encode(info);
+  std::memcpy(send_.data(), bytes.data(), bytes.size());
+  ibv_sge sge = send_.sge(info_size);
+  ibv_send_wr wr{};
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED | (ep_.max_inline() >= info_size ? IBV_SEND_INLINE : 0);
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  fabric::post_send(ep_.qp(), wr);
+}
+
+buffer_info link::advertise(const fabric::registered_buffer& buf) const noexcept {
+  return {buf.addr(), buf.rkey(), static_cast<std::uint32_t>(buf.size())};
+}
+
+void link::check_cm_events() {
+  while (auto ev = channel_.next(fabric::deadline::after(std::chrono::milliseconds(0)))) {
+    switch (ev->type()) {
+      case RDMA_CM_EVENT_DISCONNECTED:
+        throw peer_gone();
+      case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        throw fabric::event_error(*ev, "connection");
+      default:
+        break;  // nothing else changes an established connection
+    }
+  }
+}
+
+ibv_wc link::next_completion(const char* waiting_for) {
+  const auto until = fabric::deadline::after(timeout_);
+  for (;;) {
+    if (next_ == count_) {
+      next_ = 0;
+      count_ = ep_.cq().wait_or(polled_, channel_.fd(), until);
+      if (count_ == 0) {
+        check_cm_events();
+        if (until.expired())
+          throw error(exit_code::timeout, fmt::format("no {} from the peer within {} ms", waiting_for, timeout_.count()));
+        continue;
+      }
+    }
+    const ibv_wc& wc = polled_[next_++];
+    if (wc.status == IBV_WC_WR_FLUSH_ERR) throw peer_gone();
+    if (wc.status != IBV_WC_SUCCESS) throw fabric::wc_error(wc, fmt::format("waiting for {}", waiting_for));
+    // Our own SENDs need no attention once they succeeded.
+    if (wc.opcode == IBV_WC_SEND) continue;
+    return wc;
+  }
+}
+
+buffer_info link::await_info() {
+  ibv_wc wc = next_completion("message");
+  if (wc.opcode != IBV_WC_RECV)
+    throw error(exit_code::protocol, fmt::format("unexpected completion (opcode {}) while waiting for a message", static_cast<int>(wc.opcode)));
+  auto info = decode({recv_.data(), std::min<std::size_t>(wc.byte_len, recv_.size())});
+  if (!info || wc.byte_len != info_size)
+    throw error(exit_code::protocol, fmt::format("peer sent a {}-byte message; rping messages are {} bytes", wc.byte_len, info_size));
+  post_recv();
+  return *info;
+}
+
+void link::rdma(ibv_wr_opcode op, const buffer_info& remote, std::uint32_t length) {
+  ibv_sge sge = rdma_.sge(length);
+  ibv_send_wr wr{};
+  wr.opcode = op;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.wr.rdma.remote_addr = remote.addr;
+  wr.wr.rdma.rkey = remote.rkey;
+  fabric::post_send(ep_.qp(), wr);
+  const char* what = op == IBV_WR_RDMA_READ ? "RDMA READ completion" : "RDMA WRITE completion";
+  ibv_wc wc = next_completion(what);
+  auto want = op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE;
+  if (wc.opcode != want)
+    throw error(exit_code::protocol, fmt::format("peer sent a message while we waited for an {}", what));
+}
+
+}  // namespace rping

@@ -1,0 +1,69 @@
+#pragma once
+/// The buffers and work requests of one rping connection, and the steps of
+/// the protocol built on them; every wait is bounded.
+
+#include "protocol.hpp"
+
+#include "fabric/error.hpp"
+#include "fabric/rc.hpp"
+#include "fabric/verbs.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+
+namespace rping {
+
+/// The peer went away (its disconnect flushed our receive): the normal end
+/// of a server's connection when it happens between pings.
+class peer_gone : public fabric::error {
+public:
+  peer_gone() : fabric::error(fabric::exit_code::connect_failed, "peer disconnected") {}
+};
+
+/// One connection's buffers: the 16-byte receive and send messages, the
+/// RDMA buffer (the server's READ target, the client's WRITE sink), and the
+/// client's start buffer (the server READs it).
+class link {
+public:
+  /// `channel` carries the connection's CM events: a DISCONNECTED there
+  /// ends any wait with peer_gone.
+  link(fabric::cm_channel& channel, fabric::rc_endpoint& ep, std::uint32_t size, bool client,
+       std::chrono::milliseconds timeout);
+
+  /// Posts the one receive each side keeps outstanding.
+  void post_recv();
+
+  /// SENDs a buffer advertisement.
+  void send_info(const buffer_info& info);
+
+  /// Waits for the next message; throws error(protocol) unless it is 16
+  /// bytes, peer_gone when the connection was torn down. Re-posts the receive.
+  buffer_info await_info();
+
+  /// RDMA READ from, or WRITE to, the peer's buffer; waits for completion.
+  void rdma(ibv_wr_opcode op, const buffer_info& remote, std::uint32_t length);
+
+  /// Advertises one of our buffers.
+  [[nodiscard]] buffer_info advertise(const fabric::registered_buffer& buf) const noexcept;
+
+  [[nodiscard]] const fabric::registered_buffer& rdma_buf() const noexcept { return rdma_; }
+  [[nodiscard]] const fabric::registered_buffer& start_buf() const noexcept { return start_; }
+
+private:
+  ibv_wc next_completion(const char* waiting_for);
+
+  void check_cm_events();
+
+  fabric::cm_channel& channel_;
+  fabric::rc_endpoint& ep_;
+  std::chrono::milliseconds timeout_;
+  fabric::registered_buffer recv_;
+  fabric::registered_buffer send_;
+  fabric::registered_buffer rdma_;
+  fabric::registered_buffer start_;
+  std::array<ibv_wc, 8> polled_{};
+  std::size_t next_ = 0, count_ = 0;
+};
+
+}  // namespace rping
