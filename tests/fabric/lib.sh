@@ -106,27 +106,32 @@ stop_bg() {
 bg_out() { echo "$WORK/$1.out"; }
 bg_err() { echo "$WORK/$1.err"; }
 
-# wait_cm_listen PORT [SECONDS]: waits until an rdma_cm id listens on PORT.
+# wait_cm_listen PORT [SECONDS]: waits (default 20 s) until an rdma_cm id
+# listens on PORT.
 wait_cm_listen() {
-  local port=$1 until=$((SECONDS + ${2:-10}))
+  local port=$1 until=$((SECONDS + ${2:-20}))
   while [ $SECONDS -lt $until ]; do
     if rdma resource show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:$port( |$)"; then
       return 0
     fi
     sleep 0.1
   done
-  echo "    | nothing listens on rdma_cm port $port after ${2:-10}s"
+  echo "    | nothing listens on rdma_cm port $port after ${2:-20}s"
   return 1
 }
 
 # json_check FILE PYTHON_EXPR: parses FILE as one JSON document and evaluates
-# the expression with the document bound to d.
+# the expression with the document bound to d; shows the document when false.
 json_check() {
   python3 - "$1" "$2" <<'PY'
 import json, sys
 with open(sys.argv[1]) as f:
-    d = json.load(f)
-sys.exit(0 if eval("(" + sys.argv[2] + ")", {"d": d}) else 1)
+    text = f.read()
+d = json.loads(text)
+if eval("(" + sys.argv[2] + ")", {"d": d}):
+    sys.exit(0)
+print("\n".join("    | " + line for line in text.splitlines()[:60]))
+sys.exit(1)
 PY
 }
 

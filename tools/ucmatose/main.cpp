@@ -1,10 +1,12 @@
-#include "fabric/cli.hpp"
+#include "ucmatose.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"ucmatose", "ucmatose"};
-  fabric::cli::output_options out;
-  fabric::cli::add_output_options(app, out);
-  return fabric::cli::run("ucmatose", app, argc, argv, out,
-                          [] () -> fabric::exit_code { throw fabric::error(fabric::exit_code::usage, "not implemented yet"); },
-                          [](nlohmann::json& j) { j["role"] = "none"; });
+  CLI::App app{"RDMA CM connection test: sets up, uses and tears down RC connections", "ucmatose"};
+  ucmatose::options opt;
+  ucmatose::report report;
+  fabric::cli::add_output_options(app, opt.out);
+  ucmatose::add_options(app, opt);
+  return fabric::cli::run("ucmatose", app, argc, argv, opt.out,
+                          [&] { return ucmatose::run(opt, report); },
+                          [&](nlohmann::json& j) { ucmatose::to_json(j, report); });
 }
