@@ -6,6 +6,30 @@
 
 namespace fabric {
 
+
+cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
+                   std::uint32_t* max_inline) {
+  ibv_qp_init_attr attr{};
+  attr.qp_type = IBV_QPT_RC;
+  attr.send_cq = send_cq;
+  attr.recv_cq = recv_cq;
+  attr.sq_sig_all = cfg.signal_all ? 1 : 0;
+  attr.cap.max_send_wr = cfg.send_depth;
+  attr.cap.max_recv_wr = cfg.recv_depth;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  attr.cap.max_inline_data = cfg.max_inline;
+  int rc = rdma_create_qp(id, pd, &attr);
+  if (rc != 0 && cfg.max_inline > 0) {
+    // Providers may refuse inline data; plain sends work everywhere.
+    attr.cap.max_inline_data = 0;
+    rc = rdma_create_qp(id, pd, &attr);
+  }
+  check_rc(rc, "rdma_create_qp");
+  if (max_inline) *max_inline = attr.cap.max_inline_data;
+  return cm_qp(id);
+}
+
 rc_endpoint::rc_endpoint(rdma_cm_id* id, const rc_config& cfg) : id_(id), cfg_(cfg) {
   if (!id->verbs) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
   pd_ = alloc_pd(id->verbs);
@@ -31,14 +55,8 @@ rc_endpoint::rc_endpoint(rdma_cm_id* id, const rc_config& cfg) : id_(id), cfg_(c
     check_ret(ibv_modify_qp(own_qp_.get(), &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
               "ibv_modify_qp INIT");
   } else {
-    int rc = rdma_create_qp(id, pd_.get(), &attr);
-    if (rc != 0 && cfg.max_inline > 0) {
-      // Providers may refuse inline data; plain sends work everywhere.
-      attr.cap.max_inline_data = 0;
-      rc = rdma_create_qp(id, pd_.get(), &attr);
-    }
-    check_rc(rc, "rdma_create_qp");
-    cm_qp_ = cm_qp(id);
+    cm_qp_ = create_rc_qp(id, pd_.get(), cq_->get(), cq_->get(), cfg, &max_inline_);
+    return;
   }
   max_inline_ = attr.cap.max_inline_data;
 }
@@ -114,8 +132,14 @@ cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port
   }
   auto* sa = reinterpret_cast<sockaddr*>(&local);
   set_sockaddr_port(sa, port);
-  cm_id id = channel.create_id(RDMA_PS_TCP);
-  std::string where = fmt::format("{}:{}", format_addr(sa), port);
+  return listen_at(channel, sa, RDMA_PS_TCP, backlog);
+}
+
+cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog) {
+  sockaddr_storage addr = copy_sockaddr(local);
+  auto* sa = reinterpret_cast<sockaddr*>(&addr);
+  cm_id id = channel.create_id(ps);
+  std::string where = fmt::format("{}:{}", format_addr(sa), sockaddr_port(sa));
   check_rc(rdma_bind_addr(id.get(), sa), fmt::format("rdma_bind_addr {}", where));
   check_rc(rdma_listen(id.get(), backlog), fmt::format("rdma_listen {}", where));
   return id;

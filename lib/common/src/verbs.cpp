@@ -55,6 +55,37 @@ std::size_t event_cq::wait_or(std::span<ibv_wc> out, int watch_fd, const deadlin
   }
 }
 
+cq_group::cq_group(ibv_context* verbs) : verbs_(verbs) {
+  channel_.reset(check_ptr(ibv_create_comp_channel(verbs), "ibv_create_comp_channel"));
+  set_nonblocking(channel_->fd);
+}
+
+cq_group::~cq_group() {
+  for (auto& s : cqs_)
+    if (s->unacked > 0) ibv_ack_cq_events(s->cq.get(), s->unacked);
+}
+
+ibv_cq* cq_group::add(int depth) {
+  auto s = std::make_unique<slot>();
+  s->cq.reset(check_ptr(ibv_create_cq(verbs_, depth, s.get(), channel_.get(), 0), "ibv_create_cq"));
+  check_ret(ibv_req_notify_cq(s->cq.get(), 0), "ibv_req_notify_cq");
+  cqs_.push_back(std::move(s));
+  return cqs_.back()->cq.get();
+}
+
+void cq_group::consume_events() {
+  ibv_cq* cq = nullptr;
+  void* ctx = nullptr;
+  while (ibv_get_cq_event(channel_.get(), &cq, &ctx) == 0) {
+    auto* s = static_cast<slot*>(ctx);
+    if (++s->unacked >= 64) {
+      ibv_ack_cq_events(cq, s->unacked);
+      s->unacked = 0;
+    }
+    check_ret(ibv_req_notify_cq(cq, 0), "ibv_req_notify_cq");
+  }
+}
+
 std::string_view wc_status_name(ibv_wc_status status) noexcept { return ibv_wc_status_str(status); }
 
 error wc_error(const ibv_wc& wc, std::string_view what) {

@@ -20,7 +20,14 @@ struct rc_config {
   std::uint32_t max_inline = 0;    ///< inline data wanted (0: none)
   bool busy_poll = false;          ///< spin on the CQ instead of sleeping
   bool self_created_qp = false;    ///< ibv_create_qp and state changes driven here (rping -q)
+  bool signal_all = false;         ///< every send completes on the CQ (sq_sig_all)
 };
+
+/// Creates an RC QP on `id` (rdma_create_qp) over a PD and CQs the caller
+/// owns, so that many connections can share them. Inline data is dropped
+/// when the provider refuses it; `max_inline` (if given) receives what was granted.
+cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
+                   std::uint32_t* max_inline = nullptr);
 
 /// PD, CQ and QP of one connection, on an rdma_cm id the caller owns.
 class rc_endpoint {
@@ -80,6 +87,10 @@ void connect_rc(rc_client& c, const deadline& until);
 
 /// Binds an id to `addr` (empty: any IPv4 address) and `port`, and listens.
 cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog);
+
+/// Binds a new id of port space `ps` to a resolved local address (port
+/// included) and listens; `backlog` 0 takes the kernel's default.
+cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog);
 
 /// Accepts a connection request on `id` (whose endpoint is ready and has
 /// receives posted), and waits on `channel` for ESTABLISHED.

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace fabric {
 
@@ -39,6 +40,36 @@ private:
   completion_queue cq_;
   bool busy_poll_;
   unsigned unacked_ = 0;
+};
+
+/// CQs that share one completion channel, for a tool that drives many
+/// connections from one thread: one readable descriptor says that any of
+/// them has work, so one bounded wait covers them all. Every CQ stays armed.
+class cq_group {
+public:
+  explicit cq_group(ibv_context* verbs);
+  cq_group(const cq_group&) = delete;
+  cq_group& operator=(const cq_group&) = delete;
+  ~cq_group();
+
+  /// Creates an armed CQ of at least `depth` entries, owned by the group.
+  ibv_cq* add(int depth);
+
+  /// Readable when a CQ of the group has new completions.
+  [[nodiscard]] int fd() const noexcept { return channel_->fd; }
+
+  /// Takes the pending channel events and re-arms their CQs; call when
+  /// fd() is readable, then poll the CQs.
+  void consume_events();
+
+private:
+  struct slot {
+    completion_queue cq;
+    unsigned unacked = 0;
+  };
+  ibv_context* verbs_;
+  comp_channel channel_;                      // destroyed after every CQ
+  std::vector<std::unique_ptr<slot>> cqs_;
 };
 
 /// "success", "retry counter exceeded", ...
