@@ -62,6 +62,8 @@ private:
   fabric::registered_buffer send_;
   fabric::registered_buffer rdma_;
   fabric::registered_buffer start_;
+  static constexpr unsigned signal_every = 8;  // well below the send queue depth
+  unsigned sends_ = 0;
   std::array<ibv_wc, 8> polled_{};
   std::size_t next_ = 0, count_ = 0;
 };
