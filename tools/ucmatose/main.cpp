@@ -1,7 +1,8 @@
 #include "ucmatose.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"RDMA CM connection test: sets up, uses and tears down RC connections", "ucmatose"};
+  CLI::App app{"RDMA CM connection test: sets up many RC connections at once, exchanges messages, tears them down",
+               "ucmatose"};
   ucmatose::options opt;
   ucmatose::report report;
   fabric::cli::add_output_options(app, opt.out);

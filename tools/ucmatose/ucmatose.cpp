@@ -1,16 +1,22 @@
 #include "ucmatose.hpp"
 
+#include "payload.hpp"
+
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
-#include "fabric/completion.hpp"
-#include "fabric/payload.hpp"
 #include "fabric/rc.hpp"
 #include "fabric/verbs.hpp"
+#include "fabric/wait.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
+#include <cstdio>
+#include <functional>
 #include <memory>
+#include <vector>
 
 namespace ucmatose {
 
@@ -19,516 +25,647 @@ using fabric::error;
 using fabric::exit_code;
 using std::chrono::milliseconds;
 
-void add_options(CLI::App& app, options& opt) {
-  app.add_option("-s,--server", opt.server, "Server address: run as the client and connect to it")
-      ->type_name(std::string(fabric::completion::host_type));
-  app.add_option("-b,--bind", opt.bind, "Local address to bind to")->type_name(std::string(fabric::completion::host_type));
-  app.add_option("-f,--format", opt.format, "Address format")
-      ->check(CLI::IsMember({"name", "ip", "ipv6", "gid"}))
-      ->capture_default_str();
-  app.add_option("-P,--port-space", opt.port_space, "rdma_cm port space")
-      ->check(CLI::IsMember({"tcp", "ib"}))
-      ->capture_default_str();
-  app.add_option("-c,--connections", opt.connections, "Connections")->check(CLI::Range(1, 100000))->capture_default_str();
-  app.add_option("-C,--count", opt.count, "Messages per connection each way")->check(CLI::Range(0, 1000000))->capture_default_str();
-  app.add_option("-S,--size", opt.size, "Message size in bytes")->check(CLI::Range(0, 1 << 30))->capture_default_str();
-  app.add_option("-t,--tos", opt.tos, "Type of service")->check(CLI::Range(0, 255));
-  app.add_option("-p,--port", opt.port, "Port")->capture_default_str();
-  app.add_option("-a,--ack-timeout", opt.ack_timeout, "Ack timeout (exponent, 4.096 us << N)")->check(CLI::Range(0, 31));
-  app.add_flag("-m,--migrate", opt.migrate, "Move the ids to a new event channel before disconnecting");
-  app.add_flag("--verify", opt.verify, "Send a checkable payload and verify what arrives (both sides ours)");
-  app.add_flag("--stats", opt.stats, "Print per-step timings and the connection rate");
-  fabric::cli::add_timeout_option(app, opt.timeout_ms, "Milliseconds without progress after which a phase gives up");
-}
-
-step_summary summarize_step(const report& r, step s) {
-  step_summary out;
-  double sum = 0;
-  for (const auto& c : r.connections) {
-    double v = c.step_us[static_cast<std::size_t>(s)];
-    if (v < 0) continue;
-    out.min = out.samples == 0 ? v : std::min(out.min, v);
-    out.max = out.samples == 0 ? v : std::max(out.max, v);
-    sum += v;
-    ++out.samples;
-  }
-  if (out.samples) out.mean = sum / out.samples;
-  return out;
-}
-
-double connections_per_second(const report& r) {
-  auto n = std::count_if(r.connections.begin(), r.connections.end(), [](const auto& c) { return c.connected; });
-  return r.connect_seconds > 0 ? static_cast<double>(n) / r.connect_seconds : 0;
-}
-
-void to_json(nlohmann::json& j, const report& r) {
-  const auto& o = r.opt;
-  j["role"] = r.role;
-  nlohmann::json opts{{"format", o.format}, {"port_space", o.port_space}, {"connections", o.connections},
-                      {"count", o.count}, {"size", o.size}, {"port", o.port}, {"migrate", o.migrate},
-                      {"verify", o.verify}, {"timeout", o.timeout_ms}};
-  if (!o.server.empty()) opts["server"] = o.server;
-  if (!o.bind.empty()) opts["bind"] = o.bind;
-  if (o.tos >= 0) opts["tos"] = o.tos;
-  if (o.ack_timeout >= 0) opts["ack_timeout"] = o.ack_timeout;
-  j["options"] = opts;
-  int sent = 0, received = 0, expected = 0, connected = 0, verify_failures = 0;
-  nlohmann::json conns = nlohmann::json::array();
-  for (const auto& c : r.connections) {
-    sent += c.sent;
-    received += c.received;
-    verify_failures += c.verify_failures;
-    if (c.connected) {
-      ++connected;
-      expected += o.count;
-    }
-    nlohmann::json steps;
-    for (std::size_t s = 0; s < step_names.size(); ++s)
-      if (c.step_us[s] >= 0) steps[step_names[s]] = c.step_us[s];
-    conns.push_back({{"index", c.index}, {"connected", c.connected}, {"sent", c.sent}, {"received", c.received},
-                     {"verify_failures", c.verify_failures}, {"steps_us", steps},
-                     {"error", c.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.error)}});
-  }
-  j["connections"] = conns;
-  j["counts"] = {{"connections", r.connections.size()}, {"connected", connected}, {"sent", sent},
-                 {"received", received}, {"expected", expected}, {"lost", std::max(0, expected - received)},
-                 {"verify_failures", verify_failures}};
-  nlohmann::json steps;
-  for (std::size_t s = 0; s < step_names.size(); ++s) {
-    auto sum = summarize_step(r, static_cast<step>(s));
-    if (sum.samples) steps[step_names[s]] = {{"min", sum.min}, {"mean", sum.mean}, {"max", sum.max}, {"samples", sum.samples}};
-  }
-  j["steps_us"] = steps;
-  j["connections_per_second"] = connections_per_second(r);
-}
-
-std::vector<std::string> format_stats(const report& r) {
-  std::vector<std::string> lines;
-  lines.push_back(fmt::format("{:<14} {:>10} {:>10} {:>10}  (us)", "step", "min", "mean", "max"));
-  for (std::size_t s = 0; s < step_names.size(); ++s) {
-    auto sum = summarize_step(r, static_cast<step>(s));
-    if (sum.samples) lines.push_back(fmt::format("{:<14} {:>10.1f} {:>10.1f} {:>10.1f}", step_names[s], sum.min, sum.mean, sum.max));
-  }
-  lines.push_back(fmt::format("connections/s  {:.1f}", connections_per_second(r)));
-  return lines;
-}
-
 namespace {
 
-double micros(fabric::clock::time_point a, fabric::clock::time_point b) {
-  return std::chrono::duration<double, std::micro>(b - a).count();
-}
+using time_point = fabric::clock::time_point;
 
-/// One connection. Members go bottom-up: buffers, then the endpoint, then the id.
-struct node {
-  fabric::cm_id id;
-  std::unique_ptr<fabric::rc_endpoint> ep;
-  fabric::registered_buffer send_buf;
-  fabric::registered_buffer recv_buf;
-  connection_result* res = nullptr;
-  fabric::clock::time_point step_start;
-  bool settled = false;      // connected, or failed to
-  bool disconnected = false;
+double micros(time_point from, time_point to) { return std::chrono::duration<double, std::micro>(to - from).count(); }
 
-  void start_step() { step_start = fabric::clock::now(); }
-  void end_step(step s) { res->step_us[static_cast<std::size_t>(s)] = micros(step_start, fabric::clock::now()); }
-  void fail(std::string why) {
-    if (res->error.empty()) res->error = std::move(why);
-    settled = true;
+/// The original's progress lines on stdout; nothing with --json.
+class printer {
+public:
+  explicit printer(bool quiet) : quiet_(quiet) {}
+  void line(std::string_view text) const {
+    if (quiet_) return;
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
   }
+
+private:
+  bool quiet_;
 };
 
-/// The run: one event channel, many connections, every phase bounded by
-/// --timeout without progress.
-class test {
+/// The verbs resources of one device, shared by every connection on it:
+/// one PD, one MR per direction, and CQs handed out in slices, so that
+/// setting up a connection costs a QP and nothing else.
+struct device_resources {
+  ibv_context* verbs = nullptr;
+  fabric::protection_domain pd;            // destroyed last
+  fabric::registered_buffer send_buf;      // message seq's payload at seq x size
+  fabric::registered_buffer recv_buf;      // (connection x count + seq) x size with --verify, else one slot
+  std::unique_ptr<fabric::cq_group> cqs;
+  std::vector<ibv_cq*> all_cqs;
+  ibv_cq* current = nullptr;
+  int left_in_current = 0;                 // entries of `current` not yet handed out
+  int cq_depth = 0;
+};
+
+enum class state { resolving_addr, resolving_route, connecting, established, failed };
+
+/// Bookkeeping of one connection beside its report entry.
+struct connection {
+  rdma_cm_id* id = nullptr;                // owned by session::ids_
+  device_resources* dev = nullptr;
+  ibv_cq* send_cq = nullptr;
+  ibv_cq* recv_cq = nullptr;
+  state st = state::resolving_addr;
+  std::array<time_point, step_count> started{};
+  std::uint64_t send_done = 0, recv_done = 0;  // completions of any status
+  bool disconnect_started = false;          // we called rdma_disconnect
+  bool disconnected = false;                // DISCONNECTED arrived
+};
+
+constexpr std::uint64_t send_bit = 1ULL << 32;
+
+std::uint64_t make_wr_id(std::size_t index, std::uint32_t seq, bool send) {
+  return (static_cast<std::uint64_t>(index) << 33) | (send ? send_bit : 0) | seq;
+}
+
+class session {
 public:
-  test(const options& o, report& r) : o_(o), r_(r), channel_(std::make_unique<fabric::cm_channel>()) {}
+  session(const options& o, report& r) : o_(o), r_(r), out_(o.out.json), count_(static_cast<std::uint32_t>(o.messages())) {}
 
   exit_code run_client();
   exit_code run_server();
 
-private:
-  void say(std::string_view line) const {
-    if (!o_.out.json) fmt::print("{}\n", line);
+  /// The first failure of any connection, for a run where none was established.
+  [[nodiscard]] std::optional<error> first_failure() const {
+    if (!first_failure_) return std::nullopt;
+    return error(*first_failure_, first_failure_what_);
   }
-  node& add_node(fabric::cm_id id);
-  void set_id_options(node& n) const;
-  void init_node(node& n);
-  void connect_phase(std::size_t wanted);
-  void handle_connect_event(fabric::cm_event& ev);
-  void send_messages();
-  void await_completions(bool recv);
+
+  /// A server that saw fewer clients than -c within --timeout says so here.
+  [[nodiscard]] const std::string& shortage() const noexcept { return shortage_; }
+
+private:
+  fabric::addr_query query(const std::string& node, int extra_flags) const;
+  fabric::cm_channel& events() { return migrated_ ? *migrated_ : channel_; }
+  connection_result& result(std::size_t i) { return r_.connections[i]; }
+  std::size_t index_of(const rdma_cm_id* id) const { return reinterpret_cast<std::uintptr_t>(id->context) - 1; }
+
+  void start(std::size_t i, step s) { conns_[i].started[static_cast<std::size_t>(s)] = fabric::clock::now(); }
+  void finish(std::size_t i, step s);
+  void fail(std::size_t i, const std::string& why, exit_code code);
+
+  device_resources& device_for(ibv_context* verbs);
+  ibv_cq* slice_cq(device_resources& dev, int entries);
+  void create_qp(std::size_t i);
+  void post_recvs(std::size_t i);
+  void post_sends(std::size_t i);
+  void set_id_options(rdma_cm_id* id, bool client);
+
+  void handle(fabric::cm_event& ev);
+  void on_connect_request(fabric::cm_event& ev);
+  void on_disconnected(std::size_t i);
+  void on_completion(const ibv_wc& wc);
+
+  /// Handles CM events and completions until `done` holds; false when
+  /// nothing happened for --timeout ms first.
+  bool drive(const std::function<bool()>& done);
+  /// Waits for every established connection to finish `what` (counted by
+  /// `done_count`); marks the stragglers with an error on timeout.
+  void complete_phase(std::uint64_t connection::*done_count, std::string_view what);
+  void connect_phase(bool server);
   void migrate();
-  void await_disconnects(bool initiated_here);
-  void destroy_nodes();
-  exit_code verdict();
-  node* node_of(rdma_cm_id* id) const { return id && id->context ? static_cast<node*>(id->context) : nullptr; }
-  rdma_port_space port_space() const { return o_.port_space == "ib" ? RDMA_PS_IB : RDMA_PS_TCP; }
-  fabric::addr_query query(const std::string& host) const;
+  void disconnect_phase(bool initiate);
+  void destroy();
 
   const options& o_;
   report& r_;
-  std::unique_ptr<fabric::cm_channel> channel_;  // outlives every id
-  fabric::addrinfo_ptr rai_;
-  fabric::resolved_pair pair_;
+  printer out_;
+  std::uint32_t count_;
+  std::optional<exit_code> first_failure_;
+  std::string first_failure_what_;
+  std::string shortage_;
+  std::size_t pending_ = 0;                // connections still being set up
+  time_point setup_start_{}, last_established_{};
+  int max_cqe_ = 0;
+
+  fabric::resolved_pair addrs_;
+  fabric::cm_channel channel_;                         // destroyed after every id
+  std::unique_ptr<fabric::cm_channel> migrated_;       // -m: where the ids go before disconnecting
   fabric::cm_id listener_;
-  std::vector<std::unique_ptr<node>> nodes_;
-  fabric::clock::time_point t0_;
+  std::vector<fabric::cm_id> ids_;                     // destroyed after the device resources
+  std::vector<fabric::cm_id> refused_;                 // requests beyond -c, rejected
+  std::vector<std::unique_ptr<device_resources>> devices_;
+  std::vector<fabric::cm_qp> qps_;                     // destroyed first
+  std::vector<connection> conns_;
+  std::vector<ibv_send_wr> send_wrs_;
+  std::vector<ibv_recv_wr> recv_wrs_;
+  std::vector<ibv_sge> sges_;
 };
 
-fabric::addr_query test::query(const std::string& host) const {
+fabric::addr_query session::query(const std::string& node, int extra_flags) const {
   fabric::addr_query q;
-  q.node = host;
-  q.service = o_.port;
-  q.port_space = port_space();
-  if (o_.format == "ip" || o_.format == "ipv6") q.flags |= RAI_NUMERICHOST;
-  if (o_.format == "gid") {
+  q.node = node;
+  q.service = std::to_string(o_.port);
+  q.flags = extra_flags;
+  q.port_space = o_.port_space == "ib" || o_.port_space == "IB" ? RDMA_PS_IB : RDMA_PS_TCP;
+  q.qp_type = 0;
+  std::string f = o_.format;
+  std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (f == "ip" || f == "ipv6") q.flags |= RAI_NUMERICHOST;
+  if (f == "gid") {
     q.flags |= RAI_NUMERICHOST | RAI_FAMILY;
     q.family = AF_IB;
   }
   return q;
 }
 
-node& test::add_node(fabric::cm_id id) {
-  auto& res = r_.connections.emplace_back();
-  res.index = static_cast<int>(r_.connections.size()) - 1;
-  auto& n = *nodes_.emplace_back(std::make_unique<node>());
-  n.res = &res;
-  n.id = std::move(id);
-  n.id->context = &n;
-  return n;
+void session::finish(std::size_t i, step s) {
+  auto k = static_cast<std::size_t>(s);
+  if (conns_[i].started[k] == time_point{}) return;
+  result(i).step_us[k] = micros(conns_[i].started[k], fabric::clock::now());
 }
 
-void test::set_id_options(node& n) const {
-  if (o_.tos >= 0) {
-    auto tos = static_cast<std::uint8_t>(o_.tos);
-    fabric::check_rc(rdma_set_option(n.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos), "rdma_set_option TOS");
-  }
-  if (o_.ack_timeout >= 0) {
-    auto t = static_cast<std::uint8_t>(o_.ack_timeout);
-    fabric::check_rc(rdma_set_option(n.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof t),
-                     "rdma_set_option ACK_TIMEOUT");
+void session::fail(std::size_t i, const std::string& why, exit_code code) {
+  auto& c = conns_[i];
+  if (c.st != state::established && c.st != state::failed && pending_ > 0) --pending_;
+  if (c.st != state::established) c.st = state::failed;
+  if (result(i).error.empty()) result(i).error = why;
+  if (!first_failure_) {
+    first_failure_ = code;
+    first_failure_what_ = why;
   }
 }
 
-void test::init_node(node& n) {
+device_resources& session::device_for(ibv_context* verbs) {
+  for (auto& d : devices_)
+    if (d->verbs == verbs) return *d;
+  if (!verbs) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
+  if (max_cqe_ == 0) {
+    ibv_device_attr attr{};
+    fabric::check_ret(ibv_query_device(verbs, &attr), "ibv_query_device");
+    max_cqe_ = attr.max_cqe;
+  }
+  auto d = std::make_unique<device_resources>();
+  d->verbs = verbs;
+  d->pd = fabric::alloc_pd(verbs);
+  auto size = static_cast<std::size_t>(o_.size);
+  // Every side sends the pattern, so that a --verify peer can check it.
+  std::size_t send_slots = std::max<std::size_t>(count_, 1);
+  std::size_t recv_slots = o_.verify ? static_cast<std::size_t>(o_.connections) * std::max<std::size_t>(count_, 1) : 1;
+  d->send_buf = fabric::registered_buffer(d->pd.get(), send_slots * size, IBV_ACCESS_LOCAL_WRITE);
+  d->recv_buf = fabric::registered_buffer(d->pd.get(), recv_slots * size, IBV_ACCESS_LOCAL_WRITE);
+  for (std::size_t s = 0; s < send_slots && size > 0; ++s)
+    fill_payload(d->send_buf.bytes().subspan(s * size, size), static_cast<std::uint32_t>(s));
+  d->cqs = std::make_unique<fabric::cq_group>(verbs);
+  // Enough for every connection's sends and receives, in as few CQs as the device allows.
+  auto per_conn = 2LL * std::max<std::uint32_t>(count_, 1);
+  d->cq_depth = static_cast<int>(std::min<long long>(max_cqe_, per_conn * o_.connections));
+  devices_.push_back(std::move(d));
+  return *devices_.back();
+}
+
+ibv_cq* session::slice_cq(device_resources& dev, int entries) {
+  if (entries > max_cqe_)
+    throw error(exit_code::no_device, fmt::format("-C {} needs {} CQ entries; the device allows {}", o_.count, entries, max_cqe_));
+  if (!dev.current || dev.left_in_current < entries) {
+    dev.current = dev.cqs->add(std::max(dev.cq_depth, entries));
+    dev.all_cqs.push_back(dev.current);
+    dev.left_in_current = std::max(dev.cq_depth, entries);
+  }
+  dev.left_in_current -= entries;
+  return dev.current;
+}
+
+void session::create_qp(std::size_t i) {
+  auto& c = conns_[i];
+  start(i, step::create_qp);
+  c.dev = &device_for(c.id->verbs);
+  int depth = static_cast<int>(std::max<std::uint32_t>(count_, 1));
+  c.send_cq = slice_cq(*c.dev, depth);
+  c.recv_cq = slice_cq(*c.dev, depth);
   fabric::rc_config cfg;
-  auto depth = static_cast<std::uint32_t>(std::max(o_.count, 1));
-  cfg.send_depth = depth;
-  cfg.recv_depth = depth;
-  n.ep = std::make_unique<fabric::rc_endpoint>(n.id.get(), cfg);
-  if (o_.count == 0 || o_.size == 0) return;
-  auto bytes = static_cast<std::size_t>(o_.count) * static_cast<std::size_t>(o_.size);
-  n.send_buf = fabric::registered_buffer(n.ep->pd(), bytes, IBV_ACCESS_LOCAL_WRITE);
-  n.recv_buf = fabric::registered_buffer(n.ep->pd(), bytes, IBV_ACCESS_LOCAL_WRITE);
-  auto size = static_cast<std::size_t>(o_.size);
-  for (int k = 0; k < o_.count; ++k) {
-    if (o_.verify) fabric::fill_payload(n.send_buf.bytes().subspan(k * size, size), static_cast<std::uint32_t>(k));
-    ibv_sge sge{n.recv_buf.addr() + k * size, static_cast<std::uint32_t>(size), n.recv_buf.lkey()};
-    ibv_recv_wr wr{};
-    wr.wr_id = static_cast<std::uint64_t>(k);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    fabric::post_recv(n.ep->qp(), wr);
+  cfg.send_depth = static_cast<std::uint32_t>(depth);
+  cfg.recv_depth = static_cast<std::uint32_t>(depth);
+  cfg.signal_all = true;
+  qps_[i] = fabric::create_rc_qp(c.id, c.dev->pd.get(), c.send_cq, c.recv_cq, cfg);
+  finish(i, step::create_qp);
+}
+
+void session::post_recvs(std::size_t i) {
+  if (count_ == 0) return;
+  auto& c = conns_[i];
+  auto size = static_cast<std::uint32_t>(o_.size);
+  sges_.resize(count_);
+  recv_wrs_.resize(count_);
+  for (std::uint32_t s = 0; s < count_; ++s) {
+    std::size_t slot = o_.verify ? i * count_ + s : 0;
+    sges_[s] = {c.dev->recv_buf.addr() + slot * size, size, c.dev->recv_buf.lkey()};
+    recv_wrs_[s] = {};
+    recv_wrs_[s].wr_id = make_wr_id(i, s, false);
+    recv_wrs_[s].sg_list = &sges_[s];
+    recv_wrs_[s].num_sge = 1;
+    recv_wrs_[s].next = s + 1 < count_ ? &recv_wrs_[s + 1] : nullptr;
+  }
+  fabric::post_recv(qps_[i].get(), recv_wrs_[0]);
+}
+
+void session::post_sends(std::size_t i) {
+  if (count_ == 0) return;
+  auto& c = conns_[i];
+  auto size = static_cast<std::uint32_t>(o_.size);
+  sges_.resize(count_);
+  send_wrs_.resize(count_);
+  for (std::uint32_t s = 0; s < count_; ++s) {
+    std::size_t slot = s;
+    sges_[s] = {c.dev->send_buf.addr() + slot * size, size, c.dev->send_buf.lkey()};
+    send_wrs_[s] = {};
+    send_wrs_[s].wr_id = make_wr_id(i, s, true);
+    send_wrs_[s].opcode = IBV_WR_SEND;
+    send_wrs_[s].send_flags = IBV_SEND_SIGNALED;
+    send_wrs_[s].sg_list = &sges_[s];
+    send_wrs_[s].num_sge = 1;
+    send_wrs_[s].next = s + 1 < count_ ? &send_wrs_[s + 1] : nullptr;
+  }
+  try {
+    fabric::post_send(qps_[i].get(), send_wrs_[0]);
+  } catch (const error& e) {
+    // The sends before the failed one went out and will complete.
+    fail(i, e.what(), e.code());
+    c.send_done = count_;
   }
 }
 
-void test::handle_connect_event(fabric::cm_event& ev) {
-  node* n = node_of(ev.id());
-  switch (ev.type()) {
-    case RDMA_CM_EVENT_ADDR_RESOLVED:
-      n->end_step(step::resolve_addr);
-      set_id_options(*n);
-      n->start_step();
-      fabric::check_rc(rdma_resolve_route(n->id.get(), 2000), "rdma_resolve_route");
-      break;
-    case RDMA_CM_EVENT_ROUTE_RESOLVED: {
-      n->end_step(step::resolve_route);
-      n->start_step();
-      init_node(*n);
-      n->end_step(step::create_qp);
-      rdma_conn_param param{};
-      param.responder_resources = 1;
-      param.initiator_depth = 1;
-      param.retry_count = 5;
-      param.private_data = pair_.dst->ai_connect;
-      param.private_data_len = static_cast<std::uint8_t>(pair_.dst->ai_connect_len);
-      n->start_step();
-      fabric::check_rc(rdma_connect(n->id.get(), &param), "rdma_connect");
-      break;
-    }
-    case RDMA_CM_EVENT_CONNECT_REQUEST: {
-      if (nodes_.size() >= static_cast<std::size_t>(o_.connections)) {
-        say("cmatose: failing connection request");
-        rdma_reject(ev.id(), nullptr, 0);
+void session::set_id_options(rdma_cm_id* id, bool client) {
+  // Like the original, a refused option is reported and the test goes on.
+  if (client && o_.tos) {
+    auto tos = static_cast<std::uint8_t>(*o_.tos);
+    if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) != 0)
+      fmt::print(stderr, "ucmatose: set TOS option failed: {}\n", std::strerror(errno));
+  }
+  if (o_.ack_timeout) {
+    auto t = static_cast<std::uint8_t>(*o_.ack_timeout);
+    if (rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof t) != 0)
+      fmt::print(stderr, "ucmatose: set ack timeout option failed: {}\n", std::strerror(errno));
+  }
+}
+
+void session::on_connect_request(fabric::cm_event& ev) {
+  fabric::cm_id id(ev.id());
+  if (conns_.size() >= static_cast<std::size_t>(o_.connections)) {
+    out_.line("cmatose: failing connection request");
+    rdma_reject(id.get(), nullptr, 0);
+    // The id goes once its event is acknowledged, with the others.
+    refused_.push_back(std::move(id));
+    return;
+  }
+  if (conns_.empty()) setup_start_ = fabric::clock::now();
+  std::size_t i = conns_.size();
+  id->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1));
+  conns_.emplace_back().id = id.get();
+  conns_[i].st = state::connecting;
+  ids_.push_back(std::move(id));
+  qps_.emplace_back();
+  r_.connections.emplace_back().peer = fabric::peer_name(conns_[i].id);
+  ++pending_;
+  try {
+    create_qp(i);
+    set_id_options(conns_[i].id, false);
+    post_recvs(i);
+    start(i, step::connect);
+    fabric::check_rc(rdma_accept(conns_[i].id, nullptr), "rdma_accept");
+  } catch (const error& e) {
+    out_.line("cmatose: failing connection request");
+    rdma_reject(conns_[i].id, nullptr, 0);
+    fail(i, e.what(), e.code());
+  }
+}
+
+void session::on_disconnected(std::size_t i) {
+  auto& c = conns_[i];
+  c.disconnected = true;
+  if (!c.disconnect_started) {
+    // The peer started it: our part is to answer.
+    start(i, step::disconnect);
+    c.disconnect_started = true;
+    rdma_disconnect(c.id);
+  }
+  finish(i, step::disconnect);
+  if (c.st != state::established) fail(i, "peer disconnected before the connection was established", exit_code::connect_failed);
+}
+
+void session::handle(fabric::cm_event& ev) {
+  if (ev.type() == RDMA_CM_EVENT_CONNECT_REQUEST) return on_connect_request(ev);
+  if (ev.id() == listener_.get() || !ev.id()->context) {
+    if (ev.type() == RDMA_CM_EVENT_DEVICE_REMOVAL) throw fabric::event_error(ev, "listening");
+    return;  // events of refused requests
+  }
+  std::size_t i = index_of(ev.id());
+  auto& c = conns_[i];
+  try {
+    switch (ev.type()) {
+      case RDMA_CM_EVENT_ADDR_RESOLVED:
+        finish(i, step::resolve_addr);
+        set_id_options(c.id, true);
+        c.st = state::resolving_route;
+        start(i, step::resolve_route);
+        fabric::check_rc(rdma_resolve_route(c.id, 2000), "rdma_resolve_route");
+        break;
+      case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+        finish(i, step::resolve_route);
+        create_qp(i);
+        post_recvs(i);
+        rdma_conn_param param{};
+        param.responder_resources = 1;
+        param.initiator_depth = 1;
+        param.retry_count = 5;
+        if (addrs_.dst) {
+          param.private_data = addrs_.dst->ai_connect;
+          param.private_data_len = static_cast<std::uint8_t>(addrs_.dst->ai_connect_len);
+        }
+        c.st = state::connecting;
+        start(i, step::connect);
+        fabric::check_rc(rdma_connect(c.id, &param), "rdma_connect");
         break;
       }
-      auto& m = add_node(fabric::cm_id(ev.id()));
-      m.start_step();
-      init_node(m);
-      m.end_step(step::create_qp);
-      set_id_options(m);
-      m.start_step();
-      fabric::check_rc(rdma_accept(m.id.get(), nullptr), "rdma_accept");
-      break;
+      case RDMA_CM_EVENT_ESTABLISHED:
+        finish(i, step::connect);
+        if (c.st != state::failed) {
+          c.st = state::established;
+          result(i).established = true;
+          last_established_ = fabric::clock::now();
+          if (pending_ > 0) --pending_;
+        }
+        break;
+      case RDMA_CM_EVENT_ADDR_ERROR:
+      case RDMA_CM_EVENT_ROUTE_ERROR:
+      case RDMA_CM_EVENT_CONNECT_ERROR:
+      case RDMA_CM_EVENT_UNREACHABLE:
+      case RDMA_CM_EVENT_REJECTED: {
+        out_.line(fmt::format("cmatose: event: {}, error: {}", ev.name(), ev.status()));
+        auto e = fabric::event_error(ev, c.st == state::resolving_addr    ? "rdma_resolve_addr"
+                                         : c.st == state::resolving_route ? "rdma_resolve_route"
+                                                                          : "connection");
+        fail(i, e.what(), e.code());
+        break;
+      }
+      case RDMA_CM_EVENT_DISCONNECTED:
+        on_disconnected(i);
+        break;
+      case RDMA_CM_EVENT_DEVICE_REMOVAL:
+        throw fabric::event_error(ev, "connection");
+      default:
+        break;
     }
-    case RDMA_CM_EVENT_ESTABLISHED:
-      n->end_step(step::connect);
-      n->res->connected = true;
-      n->settled = true;
-      break;
-    case RDMA_CM_EVENT_ADDR_ERROR:
-    case RDMA_CM_EVENT_ROUTE_ERROR:
-    case RDMA_CM_EVENT_CONNECT_ERROR:
-    case RDMA_CM_EVENT_UNREACHABLE:
-    case RDMA_CM_EVENT_REJECTED:
-      say(fmt::format("cmatose: event: {}, error: {}", ev.name(), ev.status()));
-      if (n) n->fail(fabric::event_error(ev, "connect").what());
-      break;
-    default:
-      break;
+  } catch (const error& e) {
+    if (e.code() == exit_code::interrupted || ev.type() == RDMA_CM_EVENT_DEVICE_REMOVAL) throw;
+    fail(i, e.what(), e.code());
   }
 }
 
-void test::connect_phase(std::size_t wanted) {
-  // A server waits for its first client as long as it takes; after that,
-  // and for a client from the start, silence for --timeout ends the phase.
-  bool started = !o_.server.empty();
-  auto until = started ? deadline::after(milliseconds(o_.timeout_ms)) : deadline::never();
-  auto settled = [&] {
-    return nodes_.size() >= wanted &&
-           std::all_of(nodes_.begin(), nodes_.end(), [](const auto& n) { return n->settled; });
-  };
-  while (!settled()) {
-    auto ev = channel_->next(until);
-    if (!ev) {
-      for (auto& n : nodes_)
-        if (!n->settled) n->fail(fmt::format("no connection progress within {} ms", o_.timeout_ms));
-      if (nodes_.size() < wanted)
-        throw error(exit_code::timeout, fmt::format("only {} of {} clients connected within {} ms", nodes_.size(),
-                                                    wanted, o_.timeout_ms));
-      break;
+void session::on_completion(const ibv_wc& wc) {
+  std::size_t i = wc.wr_id >> 33;
+  auto seq = static_cast<std::uint32_t>(wc.wr_id & 0xffffffffu);
+  bool send = (wc.wr_id & send_bit) != 0;
+  if (i >= conns_.size()) return;
+  auto& c = conns_[i];
+  auto& res = result(i);
+  ++(send ? c.send_done : c.recv_done);
+  if (wc.status != IBV_WC_SUCCESS) {
+    // Flushes follow a disconnect or an earlier error, which said why.
+    if (wc.status != IBV_WC_WR_FLUSH_ERR) {
+      std::string why = fabric::wc_error(wc, send ? "send" : "receive").what();
+      if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) why += "; the peer had no receive posted (different -C?)";
+      fail(i, why, exit_code::test_failed);
     }
-    if (!started) t0_ = fabric::clock::now();
-    started = true;
-    until = deadline::after(milliseconds(o_.timeout_ms));
-    try {
-      handle_connect_event(*ev);
-    } catch (const error& e) {
-      if (node* n = node_of(ev->id())) n->fail(e.what());
-    }
+    return;
   }
-  r_.connect_seconds = std::chrono::duration<double>(fabric::clock::now() - t0_).count();
-}
-
-void test::send_messages() {
+  if (send) {
+    ++res.sent;
+    return;
+  }
+  ++res.received;
+  if (!o_.verify) return;
   auto size = static_cast<std::size_t>(o_.size);
-  for (auto& n : nodes_) {
-    if (!n->res->connected) continue;
-    for (int k = 0; k < o_.count; ++k) {
-      ibv_sge sge{};
-      if (size) sge = {n->send_buf.addr() + k * size, static_cast<std::uint32_t>(size), n->send_buf.lkey()};
-      ibv_send_wr wr{};
-      wr.wr_id = static_cast<std::uint64_t>(k);
-      wr.opcode = IBV_WR_SEND;
-      wr.send_flags = IBV_SEND_SIGNALED;
-      wr.sg_list = size ? &sge : nullptr;
-      wr.num_sge = size ? 1 : 0;
-      fabric::post_send(n->ep->qp(), wr);
-      ++n->res->sent;
-    }
+  auto slot = c.dev->recv_buf.bytes().subspan((i * count_ + seq) * size, size);
+  switch (wc.byte_len != size ? payload_check::mismatch : check_payload(slot, seq)) {
+    case payload_check::match: break;
+    case payload_check::unfilled:
+    case payload_check::foreign: ++res.unverified; break;
+    case payload_check::mismatch: ++res.verify_failures; break;
   }
 }
 
-void test::await_completions(bool recv) {
-  // Completions of every connection are polled in turn; a quiet spell of
-  // --timeout ends the wait, and whatever is missing is counted as lost.
-  std::vector<int> done(nodes_.size(), 0);
-  auto until = deadline::after(milliseconds(o_.timeout_ms));
-  auto size = static_cast<std::size_t>(o_.size);
+bool session::drive(const std::function<bool()>& done) {
+  std::array<ibv_wc, 32> wcs{};
+  std::vector<int> fds;
   for (;;) {
-    bool all = true, progress = false;
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      auto& n = *nodes_[i];
-      if (!n.res->connected || done[i] >= o_.count || !n.res->error.empty()) continue;
-      ibv_wc wc[16];
-      auto got = n.ep->cq().poll(wc);
-      for (std::size_t w = 0; w < got; ++w) {
-        if (wc[w].status != IBV_WC_SUCCESS) {
-          n.fail(fabric::wc_error(wc[w], recv ? "receive" : "send").what());
-          break;
+    for (auto& d : devices_)
+      for (ibv_cq* cq : d->all_cqs)
+        for (int n; (n = ibv_poll_cq(cq, static_cast<int>(wcs.size()), wcs.data())) != 0;) {
+          if (n < 0) fabric::throw_errno(-n, "ibv_poll_cq");
+          for (int k = 0; k < n; ++k) on_completion(wcs[static_cast<std::size_t>(k)]);
         }
-        bool is_recv = wc[w].opcode == IBV_WC_RECV;
-        if (is_recv) {
-          ++n.res->received;
-          if (o_.verify && size &&
-              !fabric::check_payload(n.recv_buf.bytes().subspan(wc[w].wr_id * size, std::min<std::size_t>(wc[w].byte_len, size))))
-            ++n.res->verify_failures;
-        }
-        if (is_recv == recv) ++done[i];
-        progress = true;
-      }
-      if (done[i] < o_.count && n.res->error.empty()) all = false;
-    }
-    if (all) return;
-    if (progress) until = deadline::after(milliseconds(o_.timeout_ms));
-    if (until.expired()) {
-      for (std::size_t i = 0; i < nodes_.size(); ++i)
-        if (nodes_[i]->res->connected && done[i] < o_.count)
-          nodes_[i]->fail(fmt::format("{} of {} {} within {} ms", done[i], o_.count, recv ? "messages arrived" : "sends completed",
-                                      o_.timeout_ms));
-      return;
-    }
-    if (!progress) fabric::wait_readable(-1, deadline::after(milliseconds(1)));
+    while (auto ev = events().next(deadline::after(milliseconds(0)))) handle(*ev);
+    if (done()) return true;
+    fds.clear();
+    fds.push_back(events().fd());
+    for (auto& d : devices_) fds.push_back(d->cqs->fd());
+    int ready = fabric::wait_any(fds, deadline::after(milliseconds(o_.timeout_ms)));
+    if (ready < 0) return false;
+    if (ready > 0) devices_[static_cast<std::size_t>(ready - 1)]->cqs->consume_events();
   }
 }
 
-void test::migrate() {
-  say("migrating to new event channel");
-  auto fresh = std::make_unique<fabric::cm_channel>();
-  if (listener_) fresh->adopt(listener_.get());
-  for (auto& n : nodes_) fresh->adopt(n->id.get());
-  channel_ = std::move(fresh);
+void session::complete_phase(std::uint64_t connection::*done_count, std::string_view what) {
+  auto finished = [&](const connection& c) { return c.st != state::established || c.*done_count >= count_; };
+  if (drive([&] { return std::all_of(conns_.begin(), conns_.end(), finished); })) return;
+  for (std::size_t i = 0; i < conns_.size(); ++i)
+    if (!finished(conns_[i]))
+      fail(i, fmt::format("timed out after {} ms with {} of {} messages {}", o_.timeout_ms, conns_[i].*done_count,
+                          count_, what),
+           exit_code::timeout);
 }
 
-void test::await_disconnects(bool initiated_here) {
-  if (initiated_here) {
-    for (auto& n : nodes_) {
-      if (!n->res->connected) continue;
-      n->start_step();
-      rdma_disconnect(n->id.get());
-    }
-  }
-  auto pending = [&] {
-    return std::count_if(nodes_.begin(), nodes_.end(), [](const auto& n) { return n->res->connected && !n->disconnected; });
+void session::connect_phase(bool server) {
+  auto all_set_up = [&] {
+    return server ? conns_.size() == static_cast<std::size_t>(o_.connections) && pending_ == 0 : pending_ == 0;
   };
-  auto until = deadline::after(milliseconds(o_.timeout_ms));
-  while (pending() > 0) {
-    auto ev = channel_->next(until);
-    if (!ev) {
-      for (auto& n : nodes_)
-        if (n->res->connected && !n->disconnected) n->fail(fmt::format("no disconnect within {} ms", o_.timeout_ms));
-      return;
+  if (server) {
+    // A server waits for its first client as long as it takes.
+    while (conns_.empty()) {
+      auto ev = events().next(deadline::never());
+      if (ev) handle(*ev);
     }
-    until = deadline::after(milliseconds(o_.timeout_ms));
-    node* n = node_of(ev->id());
-    if (ev->type() != RDMA_CM_EVENT_DISCONNECTED || !n || n->disconnected) continue;
-    if (!initiated_here) {
-      n->start_step();
-      rdma_disconnect(n->id.get());
+  }
+  if (drive(all_set_up)) return;
+  for (std::size_t i = 0; i < conns_.size(); ++i) {
+    std::string_view waiting = conns_[i].st == state::resolving_addr    ? "ADDR_RESOLVED"
+                               : conns_[i].st == state::resolving_route ? "ROUTE_RESOLVED"
+                                                                         : "ESTABLISHED";
+    if (conns_[i].st != state::established && conns_[i].st != state::failed)
+      fail(i, fmt::format("timed out after {} ms waiting for {}", o_.timeout_ms, waiting), exit_code::timeout);
+  }
+  if (server && conns_.size() < static_cast<std::size_t>(o_.connections)) {
+    // The clients that came are still served; the run then ends with timeout.
+    shortage_ = fmt::format("timed out after {} ms with {} of {} clients connected", o_.timeout_ms, conns_.size(),
+                            o_.connections);
+    if (!first_failure_) {
+      first_failure_ = exit_code::timeout;
+      first_failure_what_ = shortage_;
     }
-    n->end_step(step::disconnect);
-    n->disconnected = true;
   }
 }
 
-void test::destroy_nodes() {
-  for (auto& n : nodes_) {
+void session::migrate() {
+  out_.line("migrating to new event channel");
+  auto ch = std::make_unique<fabric::cm_channel>();
+  if (listener_) ch->adopt(listener_.get());
+  for (auto& id : ids_) ch->adopt(id.get());
+  for (auto& id : refused_) ch->adopt(id.get());
+  migrated_ = std::move(ch);
+}
+
+void session::disconnect_phase(bool initiate) {
+  auto start_disconnects = [&] {
+    for (std::size_t i = 0; i < conns_.size(); ++i) {
+      auto& c = conns_[i];
+      if (c.st != state::established || c.disconnect_started) continue;
+      start(i, step::disconnect);
+      c.disconnect_started = true;
+      rdma_disconnect(c.id);
+    }
+  };
+  auto all_done = [&] {
+    return std::all_of(conns_.begin(), conns_.end(),
+                       [](const connection& c) { return c.st != state::established || c.disconnected; });
+  };
+  if (initiate) start_disconnects();
+  if (drive(all_done)) return;
+  if (!initiate) {
+    // The server never disconnected: do it ourselves, and say so.
+    for (std::size_t i = 0; i < conns_.size(); ++i)
+      if (conns_[i].st == state::established && !conns_[i].disconnected)
+        fail(i, fmt::format("timed out after {} ms waiting for the server to disconnect", o_.timeout_ms),
+             exit_code::timeout);
+    start_disconnects();
+    if (drive(all_done)) return;
+  }
+  for (std::size_t i = 0; i < conns_.size(); ++i)
+    if (conns_[i].st == state::established && !conns_[i].disconnected)
+      fail(i, fmt::format("timed out after {} ms waiting for DISCONNECTED", o_.timeout_ms), exit_code::timeout);
+}
+
+void session::destroy() {
+  // QPs first, then the shared resources, then the ids (the man pages' order).
+  std::vector<time_point> t0(conns_.size());
+  std::vector<double> spent(conns_.size());
+  for (std::size_t i = 0; i < conns_.size(); ++i) {
+    t0[i] = fabric::clock::now();
+    qps_[i].reset();
+    spent[i] = micros(t0[i], fabric::clock::now());
+  }
+  qps_.clear();
+  devices_.clear();
+  for (std::size_t i = 0; i < conns_.size(); ++i) {
     auto t = fabric::clock::now();
-    auto* res = n->res;
-    n.reset();
-    res->step_us[static_cast<std::size_t>(step::destroy)] = micros(t, fabric::clock::now());
+    ids_[i].reset();
+    result(i).step_us[static_cast<std::size_t>(step::destroy)] = spent[i] + micros(t, fabric::clock::now());
   }
-  nodes_.clear();
+  ids_.clear();
 }
 
-exit_code test::verdict() {
-  int failed = 0, lost = 0, bad = 0;
-  for (const auto& c : r_.connections) {
-    if (!c.connected) ++failed;
-    else lost += std::max(0, o_.count - c.received);
-    bad += c.verify_failures;
+exit_code session::run_client() {
+  out_.line("cmatose: starting client");
+  addrs_ = fabric::resolve_pair(query(o_.server, 0), o_.bind);
+  out_.line("cmatose: connecting");
+  auto n = static_cast<std::size_t>(o_.connections);
+  auto ps = static_cast<rdma_port_space>(query(o_.server, 0).port_space);
+  setup_start_ = fabric::clock::now();
+  conns_.resize(n);
+  qps_.resize(n);
+  r_.connections.resize(n);
+  ids_.reserve(n);
+  std::string peer = fmt::format("{}:{}", fabric::format_addr(addrs_.dst_addr()), o_.port);
+  for (std::size_t i = 0; i < n; ++i) {
+    start(i, step::create_id);
+    ids_.push_back(channel_.create_id(ps, reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1))));
+    conns_[i].id = ids_.back().get();
+    finish(i, step::create_id);
+    result(i).peer = peer;
   }
-  if (o_.stats && !o_.out.json)
-    for (const auto& line : format_stats(r_)) say(line);
-  auto code = exit_code::ok;
-  std::string why;
-  if (failed) {
-    code = exit_code::connect_failed;
-    why = fmt::format("{} of {} connections failed", failed, r_.connections.size());
-    for (const auto& c : r_.connections)
-      if (!c.error.empty()) {
-        why += ": " + c.error;
-        break;
-      }
-  } else if (lost || bad) {
-    code = exit_code::test_failed;
-    why = fmt::format("{} messages lost, {} failed verification", lost, bad);
+  pending_ = n;
+  for (std::size_t i = 0; i < n; ++i) {
+    start(i, step::resolve_addr);
+    int rc = rdma_resolve_addr(conns_[i].id, addrs_.src_addr(), addrs_.dst_addr(), 2000);
+    if (rc != 0) {
+      int err = errno;
+      fail(i, fmt::format("rdma_resolve_addr {}: {}", fabric::format_addr(addrs_.dst_addr()), std::strerror(err)),
+           fabric::classify_errno(err));
+    }
   }
-  say("test complete");
-  say(fmt::format("return status {}", static_cast<int>(code)));
-  if (code != exit_code::ok) throw error(code, why);
-  return code;
-}
-
-exit_code test::run_client() {
-  say("cmatose: starting client");
-  pair_ = fabric::resolve_pair(query(o_.server), o_.bind);
-  say("cmatose: connecting");
-  t0_ = fabric::clock::now();
-  for (int i = 0; i < o_.connections; ++i) {
-    auto t = fabric::clock::now();
-    auto& n = add_node(channel_->create_id(port_space()));
-    n.res->step_us[static_cast<std::size_t>(step::create_id)] = micros(t, fabric::clock::now());
-  }
-  for (auto& n : nodes_) {
-    n->start_step();
-    if (rdma_resolve_addr(n->id.get(), pair_.src_addr(), pair_.dst_addr(), 2000) != 0)
-      n->fail(fmt::format("rdma_resolve_addr: {}", std::strerror(errno)));
-  }
-  connect_phase(nodes_.size());
-  // As the original, a failed connection skips the data transfers.
-  bool all_connected = std::all_of(r_.connections.begin(), r_.connections.end(), [](const auto& c) { return c.connected; });
-  if (o_.count && all_connected) {
-    say("receiving data transfers");
-    await_completions(true);
-    say("sending replies");
-    send_messages();
-    await_completions(false);
-    say("data transfers complete");
+  connect_phase(false);
+  if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
+  if (count_ > 0) {
+    out_.line("receiving data transfers");
+    complete_phase(&connection::recv_done, "received");
+    out_.line("sending replies");
+    for (std::size_t i = 0; i < n; ++i)
+      if (conns_[i].st == state::established) post_sends(i);
+    complete_phase(&connection::send_done, "sent");
+    out_.line("data transfers complete");
   }
   if (o_.migrate) migrate();
-  await_disconnects(false);
-  destroy_nodes();
-  return verdict();
+  disconnect_phase(false);
+  destroy();
+  return exit_code::ok;
 }
 
-exit_code test::run_server() {
-  say("cmatose: starting server");
-  auto q = query(o_.bind);
-  q.flags |= RAI_PASSIVE;
-  rai_ = fabric::resolve(q);
-  listener_ = channel_->create_id(port_space());
-  fabric::check_rc(rdma_bind_addr(listener_.get(), rai_->ai_src_addr),
-                   fmt::format("rdma_bind_addr {}", fabric::format_addr(rai_->ai_src_addr)));
-  fabric::check_rc(rdma_listen(listener_.get(), 0), "rdma_listen");
-  connect_phase(static_cast<std::size_t>(o_.connections));
-  if (o_.count) {
-    say("initiating data transfers");
-    send_messages();
-    say("completing sends");
-    await_completions(false);
-    say("receiving data transfers");
-    await_completions(true);
-    say("data transfers complete");
+exit_code session::run_server() {
+  out_.line("cmatose: starting server");
+  auto local = fabric::resolve(query(o_.bind, RAI_PASSIVE));
+  listener_ = fabric::listen_at(channel_, local->ai_src_addr, static_cast<rdma_port_space>(local->ai_port_space), 0);
+  conns_.reserve(static_cast<std::size_t>(o_.connections));
+  connect_phase(true);
+  if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
+  if (count_ > 0) {
+    out_.line("initiating data transfers");
+    for (std::size_t i = 0; i < conns_.size(); ++i)
+      if (conns_[i].st == state::established) post_sends(i);
+    out_.line("completing sends");
+    complete_phase(&connection::send_done, "sent");
+    out_.line("receiving data transfers");
+    complete_phase(&connection::recv_done, "received");
+    out_.line("data transfers complete");
   }
   if (o_.migrate) migrate();
-  say("cmatose: disconnecting");
-  await_disconnects(true);
-  say("disconnected");
-  destroy_nodes();
-  return verdict();
+  out_.line("cmatose: disconnecting");
+  disconnect_phase(true);
+  out_.line("disconnected");
+  destroy();
+  return exit_code::ok;
 }
 
 }  // namespace
 
 exit_code run(const options& o, report& r) {
   r.opt = o;
-  r.role = o.server.empty() ? "server" : "client";
-  // Nodes point into this vector: it must never reallocate.
-  r.connections.reserve(static_cast<std::size_t>(o.connections));
-  test t(o, r);
-  return o.server.empty() ? t.run_server() : t.run_client();
+  r.role = o.client() ? "client" : "server";
+  validate(o);
+  printer out(o.out.json);
+  exit_code code = exit_code::ok;
+  std::string why;
+  try {
+    session s(o, r);
+    o.client() ? s.run_client() : s.run_server();
+    auto failure = s.first_failure();
+    if (r.established() == 0 && failure) throw *failure;
+    if (!s.shortage().empty())
+      throw error(exit_code::timeout, s.shortage());
+    code = verdict(r, why);
+  } catch (const error& e) {
+    code = e.code();
+    why = e.what();
+  }
+  if (o.stats && !o.out.json)
+    for (const auto& line : format_stats(r)) out.line(line);
+  out.line("test complete");
+  out.line(fmt::format("return status {}", static_cast<int>(code)));
+  if (code != exit_code::ok) throw error(code, why);
+  return code;
 }
 
 }  // namespace ucmatose
