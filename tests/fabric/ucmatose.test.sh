@@ -98,13 +98,15 @@ check "mismatch: loss reported with counts" json_check "$LAST_OUT" \
    and d["counts"]["lost"] == 5 and "5 lost" in d["error"]'
 wait_bg srv 30 || true
 
-# The other way round: the server expects 10 replies and gets 3.
+# The other way round: the server sends 10 to a client with 3 receives
+# (its 4th send fails: no receiver-not-ready retries) and gets few replies.
 start_bg srv "$BIN/ucmatose" -C 10 --timeout 2000 -j
 wait_cm_listen 7471
 run_capped 30 "$BIN/ucmatose" -s "$ADDR" -C 3 --timeout 2000
 expect_bg srv 1 "mismatch: server ends with test_failed (1)" 30
 check "mismatch: server reports the loss in JSON" json_check "$(bg_out srv)" \
-  'd["ok"] is False and d["counts"]["expected"] == 10 and d["counts"]["received"] == 3 and d["counts"]["lost"] == 7'
+  'd["ok"] is False and d["counts"]["expected"] == 10 and d["counts"]["lost"] >= 7
+   and d["counts"]["received"] + d["counts"]["lost"] == 10 and d["counts"]["sent"] < 10'
 
 # A server short of clients serves the ones that came, then ends with timeout (6).
 start_bg srv "$BIN/ucmatose" -c 2 --timeout 2000

@@ -130,14 +130,13 @@ TEST(ucmatose_report, no_messages_with_size_zero) {
   EXPECT_EQ(o.messages(), 0);
 }
 
-TEST(ucmatose_options, gid_needs_the_ib_port_space) {
+TEST(ucmatose_options, buffers_beyond_the_limit_are_a_usage_error) {
   ucmatose::options o;
-  o.format = "gid";
-  EXPECT_THROW(ucmatose::validate(o), fabric::error);
-  o.port_space = "ib";
   EXPECT_NO_THROW(ucmatose::validate(o));
+  o.count = 1 << 20;
+  o.size = 1 << 20;
+  EXPECT_THROW(ucmatose::validate(o), fabric::error);
 }
-
 TEST(ucmatose_report, stats_lines_name_the_rate) {
   auto lines = ucmatose::format_stats(sample_report());
   ASSERT_GE(lines.size(), 3u);

@@ -42,12 +42,6 @@ void add_options(CLI::App& app, options& opt) {
 }
 
 void validate(const options& opt) {
-  auto lower = [](std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return s;
-  };
-  if (lower(opt.format) == "gid" && lower(opt.port_space) != "ib")
-    throw error(exit_code::usage, "-f gid needs -P ib (AF_IB addresses live in the ib port space)");
   // One send slot per message; with --verify also one receive slot per
   // message of every connection.
   auto total = static_cast<double>(opt.messages()) * opt.size * (opt.verify ? opt.connections + 1.0 : 1.0) + opt.size;
