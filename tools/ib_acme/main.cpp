@@ -1,10 +1,13 @@
-#include "fabric/cli.hpp"
+#include "ib_acme.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"ib_acme", "ib_acme"};
-  fabric::cli::output_options out;
-  fabric::cli::add_output_options(app, out);
-  return fabric::cli::run("ib_acme", app, argc, argv, out,
-                          [] () -> fabric::exit_code { throw fabric::error(fabric::exit_code::usage, "not implemented yet"); },
-                          [](nlohmann::json& j) { j["role"] = "none"; });
+  CLI::App app{"Test the ibacm service, generate its configuration files, probe which of its options fit this host",
+               "ib_acme"};
+  ib_acme::options opt;
+  ib_acme::report report;
+  fabric::cli::add_output_options(app, opt.out);
+  ib_acme::add_options(app, opt);
+  return fabric::cli::run("ib_acme", app, argc, argv, opt.out,
+                          [&] { return ib_acme::run(opt, report); },
+                          [&](nlohmann::json& j) { ib_acme::to_json(j, report); });
 }

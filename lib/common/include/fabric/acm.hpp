@@ -1,0 +1,69 @@
+#pragma once
+/// A client of the ibacm service over its unix socket or TCP, with every
+/// wait bounded and every reply checked (see acm_codec.hpp).
+
+#include "fabric/acm_codec.hpp"
+#include "fabric/error.hpp"
+#include "fabric/wait.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace fabric::acm {
+
+/// Where rdma-core's ibacm listens by default.
+inline constexpr std::string_view default_unix_path = "/run/ibacm-unix.sock";
+/// The file in which ibacm writes its TCP port.
+inline constexpr std::string_view default_port_file = "/run/ibacm-tcp.port";
+inline constexpr std::uint16_t default_tcp_port = 6125;
+
+/// The TCP port the service announces in `port_file`, or 6125 when the
+/// file is absent or unreadable (as libibacm does).
+std::uint16_t service_port(const std::string& port_file = std::string(default_port_file));
+
+/// A failure to reach the service; `err` is the errno behind it (for the
+/// original's "unable to contact service: <strerror>").
+class connect_error : public error {
+public:
+  connect_error(int err, const std::string& what) : error(classify_errno(err) == exit_code::timeout ? exit_code::timeout : exit_code::connect_failed, what), err_(err) {}
+  [[nodiscard]] int err() const noexcept { return err_; }
+
+private:
+  int err_;
+};
+
+/// One connection to an ibacm service; requests are sent one at a time and
+/// each reply must match its request's transaction id.
+class client {
+public:
+  /// Connects to `service`: a unix socket path when it starts with '/',
+  /// otherwise a host name or address reached over TCP on `port`. Throws
+  /// connect_error.
+  static client connect(const std::string& service, std::uint16_t port, const deadline& until);
+
+  client(client&& o) noexcept;
+  client& operator=(client&& o) noexcept;
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+  ~client();
+
+  /// RESOLVE: a destination (and optional source) address or name, or a path.
+  resolve_reply resolve(std::span<const endpoint> entries, const deadline& until);
+  /// PERF_QUERY of all counters (0) or endpoint `index`.
+  perf_reply query_perf(std::uint8_t index, const deadline& until);
+  /// PERF_QUERY of the endpoint that owns `source`.
+  perf_reply query_perf(const endpoint& source, const deadline& until);
+  /// EP_QUERY of endpoint `index` on `port`.
+  ep_reply query_ep(std::uint8_t index, std::uint8_t port, const deadline& until);
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+
+private:
+  explicit client(int fd) noexcept : fd_(fd) {}
+  std::vector<std::uint8_t> exchange(const std::vector<std::uint8_t>& request, opcode op, const deadline& until);
+  int fd_ = -1;
+  std::uint64_t next_tid_ = 1;
+};
+
+}  // namespace fabric::acm

@@ -1,0 +1,198 @@
+#include "fabric/acm.hpp"
+
+#include <fmt/format.h>
+
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <utility>
+
+namespace fabric::acm {
+
+namespace {
+
+/// Waits for POLLOUT (or an error) on fd; false when the deadline passed.
+bool wait_writable(int fd, const deadline& until) {
+  for (;;) {
+    throw_if_interrupted();
+    pollfd p[2] = {{fd, POLLOUT, 0}, {interrupt_fd(), POLLIN, 0}};
+    int rc = ::poll(p, 2, until.poll_timeout());
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      throw_errno(errno, "poll");
+    }
+    throw_if_interrupted();
+    return rc > 0;
+  }
+}
+
+struct fd_owner {
+  int fd = -1;
+  ~fd_owner() {
+    if (fd >= 0) ::close(fd);
+  }
+  int release() { return std::exchange(fd, -1); }
+};
+
+/// Connects a non-blocking socket within the deadline; returns 0 or an errno.
+int connect_bounded(int fd, const sockaddr* sa, socklen_t len, const deadline& until) {
+  if (::connect(fd, sa, len) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EAGAIN) return errno;
+  if (!wait_writable(fd, until)) return ETIMEDOUT;
+  int err = 0;
+  socklen_t err_len = sizeof err;
+  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0) return errno;
+  return err;
+}
+
+void read_exact(int fd, std::uint8_t* buf, std::size_t len, std::size_t already, const deadline& until,
+                std::string_view what) {
+  std::size_t got = 0;
+  while (got < len) {
+    ssize_t n = ::recv(fd, buf + got, len - got, 0);
+    if (n > 0) {
+      got += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n == 0) {
+      if (got + already == 0) throw error(exit_code::connect_failed, "ACM service closed the connection");
+      throw error(exit_code::protocol,
+                  fmt::format("malformed ACM reply: truncated {} ({} of {} bytes)", what, got + already, len + already));
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) throw_errno(errno, "receive from the ACM service");
+    if (!wait_readable(fd, until)) throw error(exit_code::timeout, "no reply from the ACM service in time");
+  }
+}
+
+}  // namespace
+
+std::uint16_t service_port(const std::string& port_file) {
+  std::ifstream in(port_file);
+  unsigned port = 0;
+  if (in >> port && port > 0 && port <= 0xffff) return static_cast<std::uint16_t>(port);
+  return default_tcp_port;
+}
+
+client client::connect(const std::string& service, std::uint16_t port, const deadline& until) {
+  if (!service.empty() && service.front() == '/') {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (service.size() >= sizeof addr.sun_path)
+      throw connect_error(ENAMETOOLONG, fmt::format("{}: {}", service, std::strerror(ENAMETOOLONG)));
+    std::memcpy(addr.sun_path, service.data(), service.size());
+    fd_owner s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
+    if (s.fd < 0) throw_errno(errno, "socket");
+    int err = connect_bounded(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr, until);
+    if (err != 0) throw connect_error(err, fmt::format("connect to {}: {}", service, std::strerror(err)));
+    return client(s.release());
+  }
+
+  addrinfo hint{};
+  hint.ai_family = AF_UNSPEC;
+  hint.ai_socktype = SOCK_STREAM;
+  hint.ai_protocol = IPPROTO_TCP;
+  addrinfo* res = nullptr;
+  auto port_text = std::to_string(port);
+  int rc = ::getaddrinfo(service.empty() ? "localhost" : service.c_str(), port_text.c_str(), &hint, &res);
+  if (rc != 0) {
+    int err = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
+    throw connect_error(err, fmt::format("resolve {}: {}", service, ::gai_strerror(rc)));
+  }
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(res, &::freeaddrinfo);
+  int last = ECONNREFUSED;
+  for (auto* ai = res; ai; ai = ai->ai_next) {
+    fd_owner s{::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol)};
+    if (s.fd < 0) {
+      last = errno;
+      continue;
+    }
+    last = connect_bounded(s.fd, ai->ai_addr, ai->ai_addrlen, until);
+    if (last == 0) {
+      int one = 1;
+      ::setsockopt(s.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      return client(s.release());
+    }
+  }
+  throw connect_error(last, fmt::format("connect to {} port {}: {}", service, port, std::strerror(last)));
+}
+
+client::client(client&& o) noexcept : fd_(std::exchange(o.fd_, -1)), next_tid_(o.next_tid_) {}
+
+client& client::operator=(client&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = std::exchange(o.fd_, -1);
+    next_tid_ = o.next_tid_;
+  }
+  return *this;
+}
+
+client::~client() {
+  if (fd_ >= 0) {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+  }
+}
+
+std::vector<std::uint8_t> client::exchange(const std::vector<std::uint8_t>& request, opcode op, const deadline& until) {
+  if (fd_ < 0) throw error(exit_code::connect_failed, "not connected to the ACM service");
+  std::size_t sent = 0;
+  while (sent < request.size()) {
+    ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n >= 0) {
+      sent += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) throw_errno(errno, "send to the ACM service");
+    if (!wait_writable(fd_, until)) throw error(exit_code::timeout, "the ACM service does not take requests in time");
+  }
+  // The header says how long the reply is; never read past that length,
+  // and refuse a length the protocol cannot produce before reading it.
+  std::vector<std::uint8_t> reply(header_size);
+  read_exact(fd_, reply.data(), header_size, 0, until, "header");
+  header h = decode_header(reply, op);
+  if (h.length < header_size || h.length > max_reply_length(op))
+    throw error(exit_code::protocol, fmt::format("malformed ACM reply: length field {} outside {}..{}", h.length,
+                                                 header_size, max_reply_length(op)));
+  reply.resize(h.length);
+  read_exact(fd_, reply.data() + header_size, h.length - header_size, header_size, until, "reply");
+  // One request, one reply: bytes already queued behind it mean the
+  // service and this client no longer agree on where messages start.
+  std::uint8_t extra;
+  if (::recv(fd_, &extra, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
+    throw error(exit_code::protocol, "malformed ACM reply: more bytes than its length field says");
+  return reply;
+}
+
+resolve_reply client::resolve(std::span<const endpoint> entries, const deadline& until) {
+  auto tid = next_tid_++;
+  auto reply = exchange(encode_resolve(tid, entries), opcode::resolve, until);
+  return decode_resolve_reply(reply, tid);
+}
+
+perf_reply client::query_perf(std::uint8_t index, const deadline& until) {
+  auto tid = next_tid_++;
+  return decode_perf_reply(exchange(encode_perf_query(tid, index), opcode::perf_query, until), tid);
+}
+
+perf_reply client::query_perf(const endpoint& source, const deadline& until) {
+  auto tid = next_tid_++;
+  return decode_perf_reply(exchange(encode_perf_query(tid, source), opcode::perf_query, until), tid);
+}
+
+ep_reply client::query_ep(std::uint8_t index, std::uint8_t port, const deadline& until) {
+  auto tid = next_tid_++;
+  return decode_ep_reply(exchange(encode_ep_query(tid, index, port), opcode::ep_query, until), tid);
+}
+
+}  // namespace fabric::acm

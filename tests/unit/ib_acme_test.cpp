@@ -1,0 +1,77 @@
+#include "ib_acme.hpp"
+
+#include <gtest/gtest.h>
+
+TEST(IbAcme, AddrFileNamesTheFirstActivePortAndEveryPort) {
+  auto text = ib_acme::addr_file_text("node7.example.org", {{"mlx5_0", 1, false}, {"mlx5_0", 2, true}, {"rxe0", 1, true}});
+  auto body = text.substr(text.find("# node31-2"));
+  body = body.substr(body.find('\n') + 1);
+  EXPECT_EQ(body, "node7-1 mlx5_0 1 default\nnode7 mlx5_0 2 default\nnode7-2 mlx5_0 2 default\nnode7-3 rxe0 1 default\n");
+}
+
+TEST(IbAcme, OptsFileHasTheGeneratedDefaults) {
+  auto t = ib_acme::opts_file_text();
+  for (const char* line : {"\nlog_file /var/log/ibacm.log\n", "\naddr_prot acm\n", "\nroute_prot sa\n", "\nserver_mode unix\n",
+                           "\nmin_mtu 2048\n", "\nmin_rate 10\n", "\naddr_preload none\n", "\n# provider ibacmp default\n"})
+    EXPECT_NE(t.find(line), std::string::npos) << line;
+}
+
+TEST(IbAcme, PathBlockMatchesTheOriginal) {
+  fabric::acm::path_record p;
+  p.dgid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 2, 0xc9, 3, 0, 0, 0, 6};
+  p.sgid = p.dgid;
+  p.dlid = 6;
+  p.slid = 1;
+  p.flow_label = 0x10;
+  p.reversible = true;
+  p.pkey = 0xffff;
+  p.sl = 3;
+  p.mtu_selector = 2;
+  p.mtu = 4;
+  p.rate = 0x27;  // the original masks with 0x1f
+  p.packet_life_time = 18;
+  EXPECT_EQ(ib_acme::format_path(p),
+            "Path information\n  dgid: fe80::2:c903:0:6\n  sgid: fe80::2:c903:0:6\n  dlid: 6\n  slid: 1\n"
+            "  flow label: 0x10\n  hop limit: 0\n  tclass: 0\n  reversible: 1\n  pkey: 0xffff\n  sl: 3\n"
+            "  mtu: 4\n  rate: 7\n  packet lifetime: 18\n");
+}
+
+TEST(IbAcme, ComparePathsNamesEveryDifferingField) {
+  fabric::acm::path_record a, b;
+  a.sl = 1;
+  b.sl = 2;
+  a.mtu = 4;
+  b.mtu = 5;
+  auto m = ib_acme::compare_paths(a, b);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].field, "sl");
+  EXPECT_EQ(m[1].field, "mtu");
+  EXPECT_TRUE(ib_acme::compare_paths(a, a).empty());
+}
+
+TEST(IbAcme, JsonHasOneResultPerLookup) {
+  ib_acme::report r;
+  ib_acme::lookup l;
+  l.service = "/s";
+  l.dest = "10.0.0.5";
+  l.format = 'i';
+  l.ok = true;
+  l.status = "SUCCESS";
+  l.path = fabric::acm::path_record{};
+  l.times_us = {10, 20, 30};
+  l.elapsed_s = 0.001;
+  r.results.push_back(l);
+  l.ok = false;
+  l.error = "ACM status ENODATA";
+  r.results.push_back(l);
+  nlohmann::json j;
+  ib_acme::to_json(j, r);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["failed"], 1);
+  EXPECT_EQ(j["results"][0]["format"], "ip");
+  EXPECT_TRUE(j["results"][0]["error"].is_null());
+  EXPECT_EQ(j["results"][0]["count"], 3);
+  EXPECT_TRUE(j["results"][0].contains("latency_us"));
+  EXPECT_DOUBLE_EQ(j["results"][0]["lookups_per_sec"].get<double>(), 3000.0);
+  EXPECT_EQ(j["results"][1]["error"], "ACM status ENODATA");
+}

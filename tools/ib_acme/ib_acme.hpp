@@ -1,0 +1,169 @@
+#pragma once
+/// ib_acme: tests the ibacm service (address and path resolution, counters,
+/// endpoints), generates its configuration files, and probes which of its
+/// options fit this host. A drop-in superset of rdma-core's ib_acme.
+
+#include "fabric/acm.hpp"
+#include "fabric/cli.hpp"
+#include "fabric/sa.hpp"
+#include "fabric/stats.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ib_acme {
+
+/// What -P asks for.
+enum class perf_mode { none, row, col, index, all, source };
+
+/// Command-line options (the original's short flags, uniform long names).
+struct options {
+  char format = 'u';                  ///< -f i|n|l|g (u: guess per destination)
+  std::string source;                 ///< -s, range syntax
+  std::string dest;                   ///< -d, range syntax
+  bool verify = false;                ///< -v
+  bool cache_only = false;            ///< -c
+  bool endpoints = false;             ///< -e
+  int ep_index = 0;                   ///< -e N (also the index of -P N, as in the original)
+  perf_mode perf = perf_mode::none;   ///< -P
+  std::string service = std::string(fabric::acm::default_unix_path);  ///< -S, range syntax
+  int count = 1;                      ///< -C repetitions
+  bool make_addr = false;             ///< -A
+  std::string addr_file = "ibacm_addr.cfg";
+  bool make_opts = false;             ///< -O
+  std::string opts_file = "ibacm_opts.cfg";
+  std::string dir = "/etc/rdma";      ///< -D
+  bool verbose = false;               ///< -V
+  bool stats = false;                 ///< --stats
+  bool probe = false;                 ///< --probe
+  std::string provider_path = "/usr/lib/x86_64-linux-gnu/ibacm";  ///< --provider-path
+  std::string port_file = std::string(fabric::acm::default_port_file);  ///< --port-file
+  int timeout_ms = 5000;              ///< --timeout
+  fabric::cli::output_options out;
+};
+
+/// Declares every option on `app`.
+void add_options(CLI::App& app, options& opt);
+
+/// Checks the combination of options as the original does; throws
+/// fabric::error(usage).
+void validate(const options& opt);
+
+/// The direct SA check of one path (-v with an InfiniBand port).
+struct sa_check {
+  bool checked = false;                ///< false: no port could ask the SA
+  std::string reason;                  ///< why not checked, or the query's failure
+  std::string port;                    ///< "mlx5_0/1"
+  std::optional<fabric::acm::path_record> record;   ///< what the SA returned
+  struct mismatch { std::string field; std::uint64_t acm = 0, sa = 0; };
+  std::vector<mismatch> mismatches;
+  [[nodiscard]] bool match() const { return checked && record && mismatches.empty(); }
+};
+
+/// One source x destination lookup.
+struct lookup {
+  std::string service;
+  std::string dest;
+  std::string source;                   ///< as given, empty when none
+  char format = 'u';
+  bool ok = false;
+  std::string status;                   ///< ACM status name of the last reply ("SUCCESS", "ENODATA")
+  std::string error;                    ///< why it failed, empty when ok
+  std::string source_used;              ///< the source the service chose
+  std::optional<fabric::acm::path_record> path;
+  std::optional<bool> verified;         ///< -v: the service's SA check
+  std::string verify_error;
+  std::optional<sa_check> sa;           ///< -v: our own SA check
+  std::vector<double> times_us;         ///< one per repetition
+  double elapsed_s = 0;
+};
+
+/// One counter set (-P).
+struct perf_result {
+  std::string service;
+  std::string endpoint;                 ///< "all", "N", or the source address
+  std::vector<std::uint64_t> counters;
+};
+
+/// One endpoint row (-e).
+struct endpoint_result {
+  std::string service;
+  int ep_index = 0;
+  fabric::acm::ep_reply data;
+};
+
+/// A service contacted.
+struct service_result {
+  std::string service;
+  bool connected = false;
+  std::string error;
+};
+
+/// A generated file (-A, -O).
+struct file_result {
+  std::string kind;                     ///< "addr" or "opts"
+  std::string path;
+};
+
+/// What a run produced; rendered by to_json and printed as it goes.
+struct report {
+  options opt;
+  std::vector<service_result> services;
+  std::vector<lookup> results;
+  std::vector<perf_result> perf;
+  std::vector<endpoint_result> endpoints;
+  std::vector<file_result> files;
+  std::optional<nlohmann::json> probe;
+  int return_status = 0;                ///< what the original would print as "return status"
+};
+
+/// The tool-specific JSON fields.
+void to_json(nlohmann::json& j, const report& r);
+
+/// JSON of a path record (every field decoded).
+nlohmann::json path_json(const fabric::acm::path_record& p);
+
+/// The original's "Path information" block.
+std::string format_path(const fabric::acm::path_record& p);
+
+/// The fields of a path that a direct SA answer must agree on.
+std::vector<sa_check::mismatch> compare_paths(const fabric::acm::path_record& acm, const fabric::acm::path_record& sa);
+
+/// Runs everything the options ask for; fills `r` as it goes.
+fabric::exit_code run(const options& opt, report& r);
+
+// ---- configuration files (config.cpp) ----------------------------------
+
+/// The ibacm_opts.cfg text the original writes.
+std::string opts_file_text();
+
+/// A local port, as -A names it.
+struct local_port {
+  std::string device;
+  unsigned port = 0;
+  bool active = false;
+};
+
+/// The ibacm_addr.cfg text for these ports and host name (the part of it
+/// before the first dot).
+std::string addr_file_text(const std::string& host_name, const std::vector<local_port>& ports);
+
+/// The local verbs ports (device order as ibv_get_device_list).
+std::vector<local_port> list_local_ports();
+
+/// Writes `text` to dir/name atomically: a temporary file in dir, fsync,
+/// rename. Creates dir (mode 0755) if absent; refuses to replace a symlink
+/// or anything but a regular file. Throws fabric::error.
+std::string write_config(const std::string& dir, const std::string& name, const std::string& text);
+
+// ---- probe (probe.cpp) --------------------------------------------------
+
+/// The ACM option probe: ports, SA, which options can work, providers.
+nlohmann::json probe(const options& opt);
+
+/// The probe's human table.
+std::string format_probe(const nlohmann::json& p);
+
+}  // namespace ib_acme
