@@ -233,6 +233,13 @@ class Service:
             lid = struct.unpack(">I", dgid[12:])[0] if dgid[:12] == GID_PREFIX else None
             lid = lid if lid and 2 <= lid <= 999 else None
         fields = self.record_for(key, lid)
+        if fields is None:
+            # A path handed out for an address is known by its DLID / DGID.
+            for rec in self.paths.values():
+                if (dlid and rec.get("dlid") == dlid) or (not dlid and "dgid" in rec and
+                        ipaddress.IPv6Address(rec["dgid"]).packed == dgid):
+                    fields = dict(computed_path(2), **rec)
+                    break
         ep = ENDPOINTS[0]
         ep.counters[CNT_RESOLVE] += 1
         if fields is None:

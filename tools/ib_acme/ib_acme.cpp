@@ -124,6 +124,9 @@ void validate(const options& opt) {
       (opt.perf == perf_mode::source && opt.source.empty()))
     throw error(exit_code::usage, "-s needs -d, or -P s");
   if (!any_action) throw error(exit_code::usage, "nothing to do: give -d, -P, -e, -A, -O or --probe");
+  // Bad ranges are bad input, found before any service is asked.
+  for (const auto* r : {&opt.dest, &opt.source, &opt.service})
+    if (!r->empty()) fabric::expand_range(*r);
 }
 
 // ---- rendering -------------------------------------------------------------
@@ -423,6 +426,8 @@ public:
   }
 
   [[nodiscard]] const hard_failure& hard() const { return hard_; }
+  /// A -P or -e query that was asked for and failed.
+  [[nodiscard]] bool query_failed() const { return query_failed_; }
 
 private:
   [[nodiscard]] deadline until() const { return deadline::after(std::chrono::milliseconds(opt_.timeout_ms)); }
@@ -668,7 +673,7 @@ private:
       auto [src, type] = guess_dest(opt_.source, opt_.format);
       // A source that cannot be asked for fails locally; the original then
       // reports whatever errno the guess left behind.
-      int guess_errno = errno;
+      int guess_errno = errno != 0 ? errno : ENOENT;
       auto local_failure = [&] {
         out_("{}: Failed to query perf data: {}\n", svc, std::strerror(guess_errno));
         return false;
@@ -730,7 +735,7 @@ private:
 
   void query_perf(acm::client& c, const std::string& svc) {
     if (opt_.perf != perf_mode::all) {
-      perf_one(c, svc, opt_.ep_index);
+      if (!perf_one(c, svc, opt_.ep_index)) query_failed_ = true;
       return;
     }
     // Endpoint indexes are one byte on the wire.
@@ -763,7 +768,10 @@ private:
 
   void enumerate_endpoints(acm::client& c, const std::string& svc) {
     if (opt_.ep_index > 0) {
-      if (!enumerate_one(c, svc, opt_.ep_index)) out_(" Endpoint {} is not available\n", opt_.ep_index);
+      if (!enumerate_one(c, svc, opt_.ep_index)) {
+        out_(" Endpoint {} is not available\n", opt_.ep_index);
+        query_failed_ = true;
+      }
       return;
     }
     for (int index = 1; index <= 255 && enumerate_one(c, svc, index); ++index) {
@@ -775,6 +783,7 @@ private:
   const printer& out_;
   hard_failure hard_;
   bool perf_labels_ = false;
+  bool query_failed_ = false;
   bool ep_labels_ = false;
   std::optional<std::vector<fabric::sa::port_info>> ports_;
 };
@@ -837,7 +846,9 @@ fabric::exit_code run(const options& opt, report& r) {
     r.probe = probe(opt);
     out.raw(format_probe(*r.probe));
   }
-  if (opt.verbose || !(opt.make_addr || opt.make_opts) || ret != 0)
+  bool probe_only = opt.probe && opt.dest.empty() && opt.perf == perf_mode::none && !opt.endpoints &&
+                    !opt.make_addr && !opt.make_opts;
+  if (!probe_only && (opt.verbose || !(opt.make_addr || opt.make_opts) || ret != 0))
     out("return status 0x{:x}\n", static_cast<std::uint32_t>(ret));
   std::fflush(stdout);
 
@@ -845,7 +856,7 @@ fabric::exit_code run(const options& opt, report& r) {
   if (hard.code != exit_code::ok) throw error(hard.code, hard.message);
   for (const auto& l : r.results)
     if (!l.ok) return exit_code::test_failed;
-  if (ret != 0) return exit_code::test_failed;
+  if (ret != 0 || s.query_failed()) return exit_code::test_failed;
   return exit_code::ok;
 }
 

@@ -94,6 +94,8 @@ std::vector<port_info> list_ports() {
       pi.ca = up->ca_name;
       pi.port = up->portnum;
       pi.link_layer = up->link_layer;
+      // umad says "IB" where verbs and sysfs say "InfiniBand"; speak one word.
+      if (pi.link_layer == "IB" || pi.link_layer.empty()) pi.link_layer = "InfiniBand";
       pi.state = up->state;
       pi.phys_state = up->phys_state;
       pi.rate = up->rate;
@@ -179,7 +181,9 @@ path_answer query_path(const port_info& port, const acm::path_record& want, std:
       return ans;
     }
     auto* resp = static_cast<umad_sa_packet*>(umad_get_mad(rbuf.data()));
-    if (be64toh(resp->mad_hdr.tid) != tid || resp->mad_hdr.method != method_get_resp) continue;
+    // The MAD layer owns the upper 32 bits of a TID (its agent number).
+    if ((be64toh(resp->mad_hdr.tid) & 0xffffffffu) != (tid & 0xffffffffu) || resp->mad_hdr.method != method_get_resp)
+      continue;
     ans.answered = true;
     ans.mad_status = be16toh(resp->mad_hdr.status);
     if (ans.mad_status != 0) {

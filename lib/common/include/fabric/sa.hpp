@@ -30,7 +30,7 @@ struct port_info {
   std::uint64_t port_guid = 0;   ///< host order
   std::vector<std::uint16_t> pkeys;   ///< non-zero entries of the table
   [[nodiscard]] std::array<std::uint8_t, 16> gid() const;
-  [[nodiscard]] bool infiniband() const { return link_layer == "InfiniBand" || link_layer.empty(); }
+  [[nodiscard]] bool infiniband() const { return link_layer == "InfiniBand"; }
 };
 
 /// "Down", "Init", "Armed", "Active", ...

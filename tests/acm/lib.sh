@@ -1,0 +1,56 @@
+# Helpers for the ACM host tests (no RDMA needed): a private work directory,
+# the ACM stand-in, PASS/FAIL tally. Sourced with the build's bin directory
+# as first argument.
+set -u
+BIN=$(cd "${1:?usage: $0 BIN_DIR}" && pwd)
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RESPONDER=$HERE/acm_responder.py
+PY=/usr/bin/python3
+ORIG=/usr/bin/ib_acme
+WORK=$(mktemp -d /tmp/acm-test.XXXXXX)
+_passed=0
+_failed=0
+_pids=()
+
+pass() { echo "PASS: $*"; _passed=$((_passed + 1)); }
+fail() { echo "FAIL: $*"; _failed=$((_failed + 1)); }
+
+# responder NAME ARGS...: starts the stand-in on $WORK/NAME.sock (plus ARGS)
+# and waits until it listens; its pid goes into RESPONDER_PID.
+responder() {
+  local name=$1; shift
+  rm -f "$WORK/$name.ready"
+  timeout -k 2 300 "$PY" "$RESPONDER" --unix "$WORK/$name.sock" --ready "$WORK/$name.ready" "$@" \
+    >"$WORK/$name.log" 2>&1 &
+  RESPONDER_PID=$!
+  _pids+=("$RESPONDER_PID")
+  for _ in $(seq 100); do [ -e "$WORK/$name.ready" ] && return 0; sleep 0.05; done
+  echo "    | responder $name did not start"; cat "$WORK/$name.log"
+  return 1
+}
+
+stop_responder() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null || true; }
+
+# capped SECONDS OUT CMD...: runs CMD with stdout in OUT, stderr in OUT.err.
+capped() {
+  local secs=$1 out=$2; shift 2
+  timeout -k 2 "$secs" "$@" >"$out" 2>"$out.err"
+}
+
+json_check() {
+  "$PY" - "$1" "$2" <<'PY'
+import json, sys
+with open(sys.argv[1]) as f:
+    d = json.load(f)
+sys.exit(0 if eval("(" + sys.argv[2] + ")", {"d": d}) else 1)
+PY
+}
+
+finish() {
+  local pid
+  for pid in "${_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null
+  rm -rf "$WORK"
+  echo "$_passed passed, $_failed failed"
+  [ "$_failed" -eq 0 ]
+}
