@@ -12,6 +12,8 @@ for f in "$NET" "$SIM" /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/saquery; do
   [ -e "$f" ] || { echo "SKIP: $f missing (scripts/install-deps installs ibsim-utils, opensm)"; finish; exit; }
 done
 # A private simulator: its socket name is ours alone.
+# umad2sim writes its simulated sysfs (sys-PID/) into the working directory.
+cd "$WORK" || exit 1
 export IBSIM_SOCKNAME=fabric-acm-$$
 timeout -k 2 300 ibsim -s -n "$NET" >"$WORK/ibsim.log" 2>&1 &
 _pids+=($!)
