@@ -53,26 +53,6 @@ int connect_bounded(int fd, const sockaddr* sa, socklen_t len, const deadline& u
   return err;
 }
 
-void read_exact(int fd, std::uint8_t* buf, std::size_t len, std::size_t already, const deadline& until,
-                std::string_view what) {
-  std::size_t got = 0;
-  while (got < len) {
-    ssize_t n = ::recv(fd, buf + got, len - got, 0);
-    if (n > 0) {
-      got += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n == 0) {
-      if (got + already == 0) throw error(exit_code::connect_failed, "ACM service closed the connection");
-      throw error(exit_code::protocol,
-                  fmt::format("malformed ACM reply: truncated {} ({} of {} bytes)", what, got + already, len + already));
-    }
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK) throw_errno(errno, "receive from the ACM service");
-    if (!wait_readable(fd, until)) throw error(exit_code::timeout, "no reply from the ACM service in time");
-  }
-}
-
 }  // namespace
 
 std::uint16_t service_port(const std::string& port_file) {
@@ -156,22 +136,37 @@ std::vector<std::uint8_t> client::exchange(const std::vector<std::uint8_t>& requ
     if (errno != EAGAIN && errno != EWOULDBLOCK) throw_errno(errno, "send to the ACM service");
     if (!wait_writable(fd_, until)) throw error(exit_code::timeout, "the ACM service does not take requests in time");
   }
-  // The header says how long the reply is; never read past that length,
-  // and refuse a length the protocol cannot produce before reading it.
-  std::vector<std::uint8_t> reply(header_size);
-  read_exact(fd_, reply.data(), header_size, 0, until, "header");
-  header h = decode_header(reply, op);
-  if (h.length < header_size || h.length > max_reply_length(op))
-    throw error(exit_code::protocol, fmt::format("malformed ACM reply: length field {} outside {}..{}", h.length,
-                                                 header_size, max_reply_length(op)));
-  reply.resize(h.length);
-  read_exact(fd_, reply.data() + header_size, h.length - header_size, header_size, until, "reply");
-  // One request, one reply: bytes already queued behind it mean the
-  // service and this client no longer agree on where messages start.
-  std::uint8_t extra;
-  if (::recv(fd_, &extra, 1, MSG_PEEK | MSG_DONTWAIT) == 1)
-    throw error(exit_code::protocol, "malformed ACM reply: more bytes than its length field says");
-  return reply;
+  // One request, one reply: read what has arrived (up to the largest reply
+  // the protocol allows), learn the length from the header, and refuse a
+  // length the protocol cannot produce, a reply cut short, or bytes past
+  // the end (the service and this client no longer agree on framing).
+  auto limit = max_reply_length(op);
+  buffer_.resize(limit + 1);
+  std::size_t got = 0;
+  std::size_t want = header_size;
+  while (got < want) {
+    if (!wait_readable(fd_, until)) throw error(exit_code::timeout, "no reply from the ACM service in time");
+    ssize_t n = ::recv(fd_, buffer_.data() + got, buffer_.size() - got, MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      throw_errno(errno, "receive from the ACM service");
+    }
+    if (n == 0) {
+      if (got == 0) throw error(exit_code::connect_failed, "ACM service closed the connection");
+      throw error(exit_code::protocol, fmt::format("malformed ACM reply: truncated {} ({} of {} bytes)",
+                                                   want == header_size ? "header" : "reply", got, want));
+    }
+    got += static_cast<std::size_t>(n);
+    if (want == header_size && got >= header_size) {
+      header h = decode_header(buffer_, op);
+      if (h.length < header_size || h.length > limit)
+        throw error(exit_code::protocol, fmt::format("malformed ACM reply: length field {} outside {}..{}", h.length,
+                                                     header_size, limit));
+      want = h.length;
+    }
+  }
+  if (got > want) throw error(exit_code::protocol, "malformed ACM reply: more bytes than its length field says");
+  return {buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(want)};
 }
 
 resolve_reply client::resolve(std::span<const endpoint> entries, const deadline& until) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace fabric::acm {
 
@@ -64,6 +65,7 @@ private:
   std::vector<std::uint8_t> exchange(const std::vector<std::uint8_t>& request, opcode op, const deadline& until);
   int fd_ = -1;
   std::uint64_t next_tid_ = 1;
+  std::vector<std::uint8_t> buffer_;  ///< reused for every reply
 };
 
 }  // namespace fabric::acm
