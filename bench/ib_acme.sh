@@ -4,7 +4,7 @@
 # best of ROUNDS, alternating which tool goes first.
 BIN=$1
 COUNT=${ACM_BENCH_COUNT:-10000}
-ROUNDS=${ACM_BENCH_ROUNDS:-3}
+ROUNDS=${ACM_BENCH_ROUNDS:-5}
 RESPONDER=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/acm" && pwd)/acm_responder.py
 WORK=$(mktemp -d /tmp/acm-bench.XXXXXX)
 

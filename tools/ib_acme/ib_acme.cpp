@@ -559,6 +559,8 @@ private:
       return -1;
     }
     int ret = -1;
+    acm::resolve_reply last;
+    l.times_us.reserve(static_cast<std::size_t>(opt_.count));
     auto t_start = fabric::clock::now();
     bool all_ok = true;
     for (int i = 0; i < opt_.count; ++i) {
@@ -566,21 +568,25 @@ private:
       auto t0 = fabric::clock::now();
       auto reply = c.resolve(entries, until());
       l.times_us.push_back(std::chrono::duration<double, std::micro>(fabric::clock::now() - t0).count());
-      l.status = acm::status_name(reply.status);
       if (reply.status != 0) {
         out_("{} failed: {}\n", op_name(l.format), std::strerror(acm::status_errno(reply.status)));
+        l.status = acm::status_name(reply.status);
         l.error = fmt::format("ACM status {}", l.status);
         all_ok = false;
         ret = -1;
         continue;
       }
       // The original prints the source the service chose on a single lookup.
-      for (const auto& s : reply.sources) {
-        l.source_used = s.text();
-        if (opt_.count == 1 && (l.format == 'i' || l.format == 'n')) out_("Source: {}\n", l.source_used);
-      }
-      l.path = reply.paths.front().as_path();
+      if (opt_.count == 1 && (l.format == 'i' || l.format == 'n'))
+        for (const auto& s : reply.sources) out_("Source: {}\n", s.text());
+      last = std::move(reply);
       ret = 0;
+    }
+    if (ret == 0) {
+      // Decoded once: a -C run measures the service, not this tool.
+      l.status = acm::status_name(last.status);
+      for (const auto& s : last.sources) l.source_used = s.text();
+      l.path = last.paths.front().as_path();
     }
     l.elapsed_s = std::chrono::duration<double>(fabric::clock::now() - t_start).count();
     if (ret == 0) {

@@ -2,14 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -53,6 +56,13 @@ int connect_bounded(int fd, const sockaddr* sa, socklen_t len, const deadline& u
   return err;
 }
 
+/// Connected sockets block on receive (bounded by SO_RCVTIMEO).
+int make_blocking(int fd) {
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
 }  // namespace
 
 std::uint16_t service_port(const std::string& port_file) {
@@ -73,7 +83,7 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
     if (s.fd < 0) throw_errno(errno, "socket");
     int err = connect_bounded(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr, until);
     if (err != 0) throw connect_error(err, fmt::format("connect to {}: {}", service, std::strerror(err)));
-    return client(s.release());
+    return client(make_blocking(s.release()));
   }
 
   addrinfo hint{};
@@ -99,7 +109,7 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
     if (last == 0) {
       int one = 1;
       ::setsockopt(s.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      return client(s.release());
+      return client(make_blocking(s.release()));
     }
   }
   throw connect_error(last, fmt::format("connect to {} port {}: {}", service, port, std::strerror(last)));
@@ -123,11 +133,23 @@ client::~client() {
   }
 }
 
+void client::set_receive_timeout(const deadline& until) {
+  int left = until.poll_timeout();
+  if (left < 0) left = 0;  // unbounded: SO_RCVTIMEO 0 blocks forever
+  else left = std::max(1, left);
+  // Rounded up to 10 ms so that back-to-back requests reuse the setting.
+  left = (left + 9) / 10 * 10;
+  if (left == rcv_timeout_ms_) return;
+  timeval tv{left / 1000, (left % 1000) * 1000};
+  if (::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) throw_errno(errno, "setsockopt SO_RCVTIMEO");
+  rcv_timeout_ms_ = left;
+}
+
 std::vector<std::uint8_t> client::exchange(const std::vector<std::uint8_t>& request, opcode op, const deadline& until) {
   if (fd_ < 0) throw error(exit_code::connect_failed, "not connected to the ACM service");
   std::size_t sent = 0;
   while (sent < request.size()) {
-    ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    ssize_t n = ::send(fd_, request.data() + sent, request.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n >= 0) {
       sent += static_cast<std::size_t>(n);
       continue;
@@ -145,10 +167,19 @@ std::vector<std::uint8_t> client::exchange(const std::vector<std::uint8_t>& requ
   std::size_t got = 0;
   std::size_t want = header_size;
   while (got < want) {
-    if (!wait_readable(fd_, until)) throw error(exit_code::timeout, "no reply from the ACM service in time");
-    ssize_t n = ::recv(fd_, buffer_.data() + got, buffer_.size() - got, MSG_DONTWAIT);
+    // A blocking recv bounded by SO_RCVTIMEO: one call per reply, as the
+    // original makes, where a poll first would double the calls.
+    set_receive_timeout(until);
+    ssize_t n = ::recv(fd_, buffer_.data() + got, buffer_.size() - got, 0);
     if (n < 0) {
-      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
+      if (errno == EINTR) {
+        throw_if_interrupted();
+        continue;
+      }
+      if (errno == EAGAIN || errno == EWOULDBLOCK) {
+        if (until.expired()) throw error(exit_code::timeout, "no reply from the ACM service in time");
+        continue;
+      }
       throw_errno(errno, "receive from the ACM service");
     }
     if (n == 0) {

@@ -65,7 +65,9 @@ private:
   std::vector<std::uint8_t> exchange(const std::vector<std::uint8_t>& request, opcode op, const deadline& until);
   int fd_ = -1;
   std::uint64_t next_tid_ = 1;
+  void set_receive_timeout(const deadline& until);
   std::vector<std::uint8_t> buffer_;  ///< reused for every reply
+  int rcv_timeout_ms_ = -1;           ///< SO_RCVTIMEO in force
 };
 
 }  // namespace fabric::acm
