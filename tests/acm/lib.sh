@@ -48,7 +48,12 @@ PY
 
 finish() {
   local pid
-  for pid in "${_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # Each pid is a timeout(1) wrapper; end what it runs too (opensm under
+  # umad2sim does not always stop on the SIGTERM timeout forwards).
+  for pid in "${_pids[@]}"; do
+    pkill -KILL -P "$pid" 2>/dev/null || true
+    kill -KILL "$pid" 2>/dev/null || true
+  done
   wait 2>/dev/null
   rm -rf "$WORK"
   echo "$_passed passed, $_failed failed"
