@@ -21,7 +21,7 @@ sleep 1
 # umad2sim attaches each program to a node: OpenSM to the first switch (the
 # SM port), our tools and saquery to an HCA.
 sim() { LD_PRELOAD=$SIM timeout -k 2 "$@"; }
-SIM_HOST=Switch1 sim 280 opensm -f "$WORK/opensm.log" >"$WORK/opensm.out" 2>&1 &
+SIM_HOST=Switch1 LD_PRELOAD=$SIM timeout -k 2 280 opensm -f "$WORK/opensm.log" >"$WORK/opensm.out" 2>&1 &
 _pids+=($!)
 
 export SIM_HOST=Hca1
