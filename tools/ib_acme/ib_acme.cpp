@@ -102,14 +102,18 @@ void add_options(CLI::App& app, options& opt) {
          "Generate the options file (default ibacm_opts.cfg)")
       ->expected(0, 1)
       ->type_name("[FILE]");
-  app.add_option("-D,--dir", opt.dir, "Directory of the generated files")->capture_default_str();
+  app.add_option("-D,--dir", opt.dir, "Directory of the generated files")
+      ->type_name(std::string(fabric::completion::dir_type))
+      ->capture_default_str();
   app.add_flag("-V,--verbose", opt.verbose, "Verbose output");
   app.add_flag("--stats", opt.stats, "Print lookups per second and a latency summary per destination");
   app.add_flag("--probe", opt.probe,
                "Probe which ibacm options can work here: ports, SA, sockets, service, installed providers");
   app.add_option("--provider-path", opt.provider_path, "Directory of ibacm provider libraries (--probe)")
+      ->type_name(std::string(fabric::completion::dir_type))
       ->capture_default_str();
   app.add_option("--port-file", opt.port_file, "File holding the ACM service's TCP port (6125 when absent)")
+      ->type_name(std::string(fabric::completion::file_type))
       ->capture_default_str();
   fabric::cli::add_timeout_option(app, opt.timeout_ms, "Milliseconds to wait for the service, each reply and the SA");
   // getopt lets a later option override an earlier one; scripts rely on it.

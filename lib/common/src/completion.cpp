@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace fabric::completion {
@@ -17,23 +19,37 @@ struct option_info {
   std::vector<std::string> words;
 };
 
-// "{udp,ipoib}" inside a type name such as "TEXT:{udp,ipoib}".
-std::vector<std::string> member_words(const std::string& type_name) {
+// The words a type name lists: "{udp,ipoib}" (CLI::IsMember, as in
+// "TEXT:{udp,ipoib}") or alternatives such as "i|n|l|g" and "[col|N|all|s]".
+// Upper-case words are placeholders (N), not values.
+std::vector<std::string> split_words(const std::string& list, char sep) {
   std::vector<std::string> words;
-  auto open = type_name.find('{');
-  auto close = type_name.find('}', open);
-  if (open == std::string::npos || close == std::string::npos) return words;
-  std::string list = type_name.substr(open + 1, close - open - 1);
   std::size_t start = 0;
   while (start <= list.size()) {
-    auto comma = list.find(',', start);
-    auto word = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    auto end = list.find(sep, start);
+    auto word = list.substr(start, end == std::string::npos ? std::string::npos : end - start);
     auto first = word.find_first_not_of(' ');
-    if (first != std::string::npos) words.push_back(word.substr(first));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
+    auto last = word.find_last_not_of(' ');
+    if (first != std::string::npos) {
+      word = word.substr(first, last - first + 1);
+      bool placeholder = std::all_of(word.begin(), word.end(), [](unsigned char c) { return std::isupper(c) || std::isdigit(c); });
+      if (!placeholder) words.push_back(word);
+    }
+    if (end == std::string::npos) break;
+    start = end + 1;
   }
   return words;
+}
+
+std::vector<std::string> member_words(const std::string& type_name) {
+  auto open = type_name.find('{');
+  auto close = type_name.find('}', open);
+  if (open != std::string::npos && close != std::string::npos)
+    return split_words(type_name.substr(open + 1, close - open - 1), ',');
+  if (type_name.find('|') == std::string::npos) return {};
+  std::string list = type_name;
+  std::erase_if(list, [](char c) { return c == '[' || c == ']'; });
+  return split_words(list, '|');
 }
 
 std::vector<option_info> collect(const CLI::App& app) {
