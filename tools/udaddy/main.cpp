@@ -1,10 +1,11 @@
-#include "fabric/cli.hpp"
+#include "udaddy.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"udaddy", "udaddy"};
-  fabric::cli::output_options out;
-  fabric::cli::add_output_options(app, out);
-  return fabric::cli::run("udaddy", app, argc, argv, out,
-                          [] () -> fabric::exit_code { throw fabric::error(fabric::exit_code::usage, "not implemented yet"); },
-                          [](nlohmann::json& j) { j["role"] = "none"; });
+  CLI::App app{"Unreliable datagrams over rdma_cm (SIDR): a server replies to each client message", "udaddy"};
+  udaddy::options opt;
+  udaddy::report rep;
+  fabric::cli::add_output_options(app, opt.out);
+  udaddy::add_options(app, opt);
+  return fabric::cli::run("udaddy", app, argc, argv, opt.out, [&] { return udaddy::run(opt, rep); },
+                          [&](nlohmann::json& j) { udaddy::to_json(j, rep); });
 }

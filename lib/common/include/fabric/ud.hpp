@@ -1,0 +1,194 @@
+#pragma once
+/// Unreliable-datagram endpoints on rdma_cm ids, shared by udaddy and mckey:
+/// the UD QP, receive slots with room for the GRH, SEND_WITH_IMM carrying
+/// the sender's QPN, address handles, and the path MTU check.
+
+#include "fabric/error.hpp"
+#include "fabric/handles.hpp"
+#include "fabric/progress.hpp"
+#include "fabric/verbs.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace fabric {
+
+/// The Q_Key the kernel's rdma_cm gives UD QPs in the UDP port space.
+inline constexpr std::uint32_t udp_qkey = 0x01234567;
+
+/// Bytes at the front of every UD receive buffer where the GRH lands.
+inline constexpr std::size_t grh_bytes = sizeof(ibv_grh);
+
+/// Bytes of an ibv_mtu value (IBV_MTU_1024 -> 1024); 0 for an unknown value.
+std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept;
+
+/// "InfiniBand", "Ethernet", or "unspecified".
+std::string_view link_layer_name(std::uint8_t link_layer) noexcept;
+
+/// The port an rdma_cm id is bound to, as far as a UD test cares.
+struct port_info {
+  std::string device;              ///< "rxe0"
+  std::uint8_t port = 0;           ///< port number
+  std::uint8_t link_layer = 0;     ///< IBV_LINK_LAYER_*
+  std::uint32_t active_mtu = 0;    ///< bytes
+  std::uint32_t path_mtu = 0;      ///< bytes: the active MTU, lowered to the resolved route's
+  std::uint32_t max_qp_wr = 0;     ///< device limit on work requests per queue
+  std::uint32_t max_cqe = 0;       ///< device limit on CQ entries
+};
+
+/// Queries the device and port of a bound or resolved id.
+port_info query_port(rdma_cm_id* id);
+
+/// The error for a datagram that cannot fit the path, or nothing when it
+/// fits: "message size 2000 is larger than the path MTU 1024 of rxe0 port 1".
+std::optional<std::string> ud_size_problem(std::size_t size, const port_info& port);
+
+/// Throws error(no_device) when `size` does not fit the port's path MTU:
+/// the same command line is valid on a port with a larger MTU.
+void check_ud_size(std::size_t size, const port_info& port);
+
+/// Queue sizes of a UD endpoint, clamped to the device's limits by clamp_depths.
+struct ud_config {
+  std::uint32_t size = 0;          ///< payload bytes of each message
+  std::uint32_t send_depth = 1;    ///< send work requests (and send slots)
+  std::uint32_t recv_depth = 1;    ///< receive slots, each grh_bytes + size
+  bool block_self_loopback = false;  ///< ask for IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
+};
+
+/// Depths for `count` messages each way, clamped so that both queues and
+/// their shared CQ fit the device: at least 1 each.
+ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port) noexcept;
+
+/// Where datagrams go: an address handle, remote QPN and Q_Key.
+/// Destroy it before the endpoint whose PD created the AH.
+struct ud_destination {
+  address_handle ah;
+  std::uint32_t qpn = 0;
+  std::uint32_t qkey = 0;
+};
+
+/// PD, CQ, UD QP on an rdma_cm id, and registered send and receive slots.
+/// Work request ids tell sends from receives and name the slot.
+class ud_endpoint {
+public:
+  /// Creates everything on `id` (which must be bound to a device). With
+  /// cfg.block_self_loopback, falls back to a plain QP when the provider
+  /// refuses the flag; loopback_blocked() tells which one was made.
+  ud_endpoint(rdma_cm_id* id, const ud_config& cfg);
+  ud_endpoint(const ud_endpoint&) = delete;
+  ud_endpoint& operator=(const ud_endpoint&) = delete;
+
+  [[nodiscard]] rdma_cm_id* id() const noexcept { return id_; }
+  [[nodiscard]] ibv_qp* qp() const noexcept { return qp_.get(); }
+  [[nodiscard]] std::uint32_t qpn() const noexcept { return qp_.get()->qp_num; }
+  [[nodiscard]] ibv_pd* pd() const noexcept { return pd_.get(); }
+  [[nodiscard]] event_cq& cq() noexcept { return *cq_; }
+  [[nodiscard]] const ud_config& config() const noexcept { return cfg_; }
+  /// True when the QP blocks its own multicast loopback.
+  [[nodiscard]] bool loopback_blocked() const noexcept { return loopback_blocked_; }
+  /// Why blocking loopback was not possible (empty when not asked or granted).
+  [[nodiscard]] const std::string& loopback_note() const noexcept { return loopback_note_; }
+
+  /// The QP's own Q_Key (ibv_query_qp), which a reply to a peer carries.
+  [[nodiscard]] std::uint32_t qkey() const;
+
+  /// Posts the receive of slot `slot` (grh_bytes + size bytes).
+  void post_recv(std::uint32_t slot);
+  /// Posts the first `n` receive slots.
+  void post_recvs(std::uint32_t n);
+
+  /// The payload of receive slot `slot` (after the GRH), `length` bytes long.
+  [[nodiscard]] std::span<const std::byte> payload(std::uint32_t slot, std::size_t length) const noexcept;
+  /// Send slot `slot`, size bytes, to fill before posting.
+  [[nodiscard]] std::span<std::byte> send_slot(std::uint32_t slot) const noexcept;
+
+  /// Posts a SEND_WITH_IMM of the whole send slot to `to`, with the
+  /// immediate data the big-endian own QPN (how rdma-core's tools say who
+  /// sent a datagram).
+  void post_send(const ud_destination& to, std::uint32_t slot, bool signaled);
+
+  /// An AH for an address vector (from a CM event).
+  [[nodiscard]] address_handle create_ah(const ibv_ah_attr& attr) const;
+  /// An AH back to the sender of a received datagram, from its completion
+  /// and the GRH in its receive slot.
+  [[nodiscard]] address_handle create_reply_ah(const ibv_wc& wc) const;
+
+  /// Whether a completion is of a send; otherwise it is of a receive.
+  [[nodiscard]] static bool is_send(const ibv_wc& wc) noexcept { return (wc.wr_id & send_flag) != 0; }
+  /// The slot a completion's work request used.
+  [[nodiscard]] static std::uint32_t slot_of(const ibv_wc& wc) noexcept {
+    return static_cast<std::uint32_t>(wc.wr_id & ~send_flag);
+  }
+
+private:
+  static constexpr std::uint64_t send_flag = std::uint64_t{1} << 63;
+
+  rdma_cm_id* id_;
+  ud_config cfg_;
+  bool loopback_blocked_ = false;
+  std::string loopback_note_;
+  // Members go bottom-up: the QP first, then the buffers' MRs, the CQ, the PD.
+  protection_domain pd_;
+  std::unique_ptr<event_cq> cq_;
+  registered_buffer recv_buf_;
+  registered_buffer send_buf_;
+  cm_qp qp_;
+};
+
+/// The datagrams of one endpoint: sends paced so that the send queue never
+/// overflows, receives reposted until `expected` have been posted (as many
+/// as rdma-core's tools post, so a peer's surplus is dropped, not queued),
+/// counts, and the payload check of --verify.
+class ud_traffic {
+public:
+  /// Called for each good receive before its slot is reposted (the GRH is
+  /// still in the slot then): the completion and the payload.
+  using receive_fn = std::function<void(const ibv_wc&, std::span<const std::byte>)>;
+
+  /// `what` names the endpoint in errors ("connection 2").
+  ud_traffic(ud_endpoint& ep, std::uint64_t expected, bool verify, std::string what, receive_fn on_receive = {});
+
+  /// Posts the first receives, up to the queue depth. Before the peer sends.
+  void post_receives();
+
+  /// Sends `count` pattern-filled messages to `to`. False when the send
+  /// queue made no progress before the deadline.
+  bool send(const ud_destination& to, std::uint64_t count, idle_deadline& until);
+  /// Waits until every send completed; false on timeout.
+  bool finish_sends(idle_deadline& until);
+  /// Waits until `expected` messages arrived; false on timeout.
+  bool receive_all(idle_deadline& until);
+  /// Handles the completions that are already there, without waiting.
+  void drain();
+
+  [[nodiscard]] std::uint64_t sent() const noexcept { return sent_; }
+  [[nodiscard]] std::uint64_t received() const noexcept { return received_; }
+  [[nodiscard]] std::uint64_t expected() const noexcept { return expected_; }
+  [[nodiscard]] std::uint64_t lost() const noexcept { return received_ < expected_ ? expected_ - received_ : 0; }
+  [[nodiscard]] std::uint64_t verify_errors() const noexcept { return verify_errors_; }
+
+private:
+  bool wait_some(idle_deadline& until);
+  void completion(const ibv_wc& wc);
+
+  ud_endpoint& ep_;
+  std::uint64_t expected_;
+  bool verify_;
+  std::string what_;
+  receive_fn on_receive_;
+  std::uint64_t recv_posted_ = 0;
+  std::uint64_t sent_ = 0;
+  std::uint64_t send_completed_ = 0;
+  std::uint64_t received_ = 0;
+  std::uint64_t verify_errors_ = 0;
+  std::deque<std::uint64_t> signaled_;  // sends done once each signaled send completes, oldest first
+};
+
+}  // namespace fabric

@@ -1,0 +1,239 @@
+#include "fabric/ud.hpp"
+
+#include "fabric/payload.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+namespace fabric {
+
+std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept {
+  switch (mtu) {
+    case IBV_MTU_256: return 256;
+    case IBV_MTU_512: return 512;
+    case IBV_MTU_1024: return 1024;
+    case IBV_MTU_2048: return 2048;
+    case IBV_MTU_4096: return 4096;
+  }
+  return 0;
+}
+
+std::string_view link_layer_name(std::uint8_t link_layer) noexcept {
+  switch (link_layer) {
+    case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
+    case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
+    default: return "unspecified";
+  }
+}
+
+port_info query_port(rdma_cm_id* id) {
+  if (id->verbs == nullptr) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
+  port_info info;
+  info.device = ibv_get_device_name(id->verbs->device);
+  info.port = id->port_num;
+  ibv_port_attr pa{};
+  check_ret(ibv_query_port(id->verbs, id->port_num, &pa), fmt::format("ibv_query_port {} port {}", info.device, info.port));
+  info.link_layer = pa.link_layer;
+  info.active_mtu = mtu_bytes(pa.active_mtu);
+  info.path_mtu = info.active_mtu;
+  if (id->route.num_paths > 0 && id->route.path_rec != nullptr) {
+    auto route_mtu = mtu_bytes(static_cast<ibv_mtu>(id->route.path_rec->mtu));
+    if (route_mtu != 0) info.path_mtu = std::min(info.path_mtu, route_mtu);
+  }
+  ibv_device_attr da{};
+  check_ret(ibv_query_device(id->verbs, &da), fmt::format("ibv_query_device {}", info.device));
+  info.max_qp_wr = static_cast<std::uint32_t>(std::max(da.max_qp_wr, 1));
+  info.max_cqe = static_cast<std::uint32_t>(std::max(da.max_cqe, 2));
+  return info;
+}
+
+std::optional<std::string> ud_size_problem(std::size_t size, const port_info& port) {
+  if (size <= port.path_mtu) return std::nullopt;
+  return fmt::format("message size {} is larger than the path MTU {} of {} port {}", size, port.path_mtu,
+                     port.device, port.port);
+}
+
+void check_ud_size(std::size_t size, const port_info& port) {
+  if (auto problem = ud_size_problem(size, port)) throw error(exit_code::no_device, *problem);
+}
+
+ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port) noexcept {
+  // Send and receive completions share one CQ.
+  std::uint64_t limit = std::min<std::uint64_t>(port.max_qp_wr, port.max_cqe / 2);
+  auto depth = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(count, 1, std::max<std::uint64_t>(limit, 1)));
+  cfg.send_depth = depth;
+  cfg.recv_depth = depth;
+  return cfg;
+}
+
+ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(cfg) {
+  if (id->verbs == nullptr) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
+  pd_ = alloc_pd(id->verbs);
+  cq_ = std::make_unique<event_cq>(id->verbs, static_cast<int>(cfg.send_depth + cfg.recv_depth), false);
+  recv_buf_ = registered_buffer(pd_.get(), std::size_t{cfg.recv_depth} * (grh_bytes + cfg.size), IBV_ACCESS_LOCAL_WRITE);
+  send_buf_ = registered_buffer(pd_.get(), std::size_t{cfg.send_depth} * cfg.size, IBV_ACCESS_LOCAL_WRITE);
+
+  ibv_qp_init_attr_ex attr{};
+  attr.qp_context = this;
+  attr.send_cq = cq_->get();
+  attr.recv_cq = cq_->get();
+  attr.cap.max_send_wr = cfg.send_depth;
+  attr.cap.max_recv_wr = cfg.recv_depth;
+  attr.cap.max_send_sge = 1;
+  attr.cap.max_recv_sge = 1;
+  attr.qp_type = IBV_QPT_UD;
+  attr.sq_sig_all = 0;
+  attr.comp_mask = IBV_QP_INIT_ATTR_PD;
+  attr.pd = pd_.get();
+  if (cfg.block_self_loopback) {
+    auto blocking = attr;
+    blocking.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+    blocking.create_flags = IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
+    if (rdma_create_qp_ex(id, &blocking) == 0) {
+      loopback_blocked_ = true;
+    } else {
+      loopback_note_ = fmt::format("{} cannot block multicast loopback on its QPs ({}); loopback stays on",
+                                   ibv_get_device_name(id->verbs->device), std::strerror(errno));
+    }
+  }
+  if (!loopback_blocked_) check_rc(rdma_create_qp_ex(id, &attr), "rdma_create_qp");
+  qp_ = cm_qp(id);
+}
+
+std::uint32_t ud_endpoint::qkey() const {
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  check_ret(ibv_query_qp(qp_.get(), &attr, IBV_QP_QKEY, &init), "ibv_query_qp");
+  return attr.qkey;
+}
+
+void ud_endpoint::post_recv(std::uint32_t slot) {
+  std::size_t stride = grh_bytes + cfg_.size;
+  ibv_sge sge{recv_buf_.addr() + slot * stride, static_cast<std::uint32_t>(stride), recv_buf_.lkey()};
+  ibv_recv_wr wr{};
+  wr.wr_id = slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  fabric::post_recv(qp_.get(), wr);
+}
+
+void ud_endpoint::post_recvs(std::uint32_t n) {
+  for (std::uint32_t slot = 0; slot < n; ++slot) post_recv(slot);
+}
+
+std::span<const std::byte> ud_endpoint::payload(std::uint32_t slot, std::size_t length) const noexcept {
+  std::size_t stride = grh_bytes + cfg_.size;
+  return {recv_buf_.data() + slot * stride + grh_bytes, std::min<std::size_t>(length, cfg_.size)};
+}
+
+std::span<std::byte> ud_endpoint::send_slot(std::uint32_t slot) const noexcept {
+  return {send_buf_.data() + std::size_t{slot} * cfg_.size, cfg_.size};
+}
+
+void ud_endpoint::post_send(const ud_destination& to, std::uint32_t slot, bool signaled) {
+  ibv_sge sge{send_buf_.addr() + std::size_t{slot} * cfg_.size, cfg_.size, send_buf_.lkey()};
+  ibv_send_wr wr{};
+  wr.wr_id = send_flag | slot;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_SEND_WITH_IMM;
+  wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+  wr.imm_data = htobe32(qpn());
+  wr.wr.ud.ah = to.ah.get();
+  wr.wr.ud.remote_qpn = to.qpn;
+  wr.wr.ud.remote_qkey = to.qkey;
+  fabric::post_send(qp_.get(), wr);
+}
+
+address_handle ud_endpoint::create_ah(const ibv_ah_attr& attr) const {
+  auto copy = attr;
+  return address_handle(check_ptr(ibv_create_ah(pd_.get(), &copy), "ibv_create_ah"));
+}
+
+address_handle ud_endpoint::create_reply_ah(const ibv_wc& wc) const {
+  auto copy = wc;
+  std::size_t stride = grh_bytes + cfg_.size;
+  auto* grh = reinterpret_cast<ibv_grh*>(recv_buf_.data() + slot_of(wc) * stride);
+  return address_handle(check_ptr(ibv_create_ah_from_wc(pd_.get(), &copy, grh, id_->port_num), "ibv_create_ah_from_wc"));
+}
+
+ud_traffic::ud_traffic(ud_endpoint& ep, std::uint64_t expected, bool verify, std::string what, receive_fn on_receive)
+    : ep_(ep), expected_(expected), verify_(verify), what_(std::move(what)), on_receive_(std::move(on_receive)) {}
+
+void ud_traffic::post_receives() {
+  auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(ep_.config().recv_depth, expected_ - recv_posted_));
+  ep_.post_recvs(n);
+  recv_posted_ += n;
+}
+
+bool ud_traffic::send(const ud_destination& to, std::uint64_t count, idle_deadline& until) {
+  std::uint64_t depth = ep_.config().send_depth;
+  // Signaling only every half queue spares the provider a completion per message.
+  std::uint64_t every = std::max<std::uint64_t>(1, depth / 2);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    while (sent_ - send_completed_ >= depth)
+      if (!wait_some(until)) return false;
+    auto slot = static_cast<std::uint32_t>(sent_ % depth);
+    fill_payload(ep_.send_slot(slot), static_cast<std::uint32_t>(i));
+    bool signaled = (i + 1) % every == 0 || i + 1 == count;
+    ep_.post_send(to, slot, signaled);
+    ++sent_;
+    if (signaled) signaled_.push_back(sent_);
+  }
+  return true;
+}
+
+bool ud_traffic::finish_sends(idle_deadline& until) {
+  while (send_completed_ < sent_)
+    if (!wait_some(until)) return false;
+  return true;
+}
+
+bool ud_traffic::receive_all(idle_deadline& until) {
+  while (received_ < expected_)
+    if (!wait_some(until)) return false;
+  return true;
+}
+
+void ud_traffic::drain() {
+  std::array<ibv_wc, 16> wcs{};
+  while (auto n = ep_.cq().poll(wcs))
+    for (std::size_t i = 0; i < n; ++i) completion(wcs[i]);
+}
+
+bool ud_traffic::wait_some(idle_deadline& until) {
+  std::array<ibv_wc, 16> wcs{};
+  auto n = ep_.cq().wait(wcs, until.get());
+  if (n == 0) return false;
+  until.touch();
+  for (std::size_t i = 0; i < n; ++i) completion(wcs[i]);
+  return true;
+}
+
+void ud_traffic::completion(const ibv_wc& wc) {
+  if (ud_endpoint::is_send(wc)) {
+    if (wc.status != IBV_WC_SUCCESS) throw wc_error(wc, fmt::format("send on {}", what_));
+    if (!signaled_.empty()) {
+      send_completed_ = signaled_.front();
+      signaled_.pop_front();
+    }
+    return;
+  }
+  if (wc.status != IBV_WC_SUCCESS) throw wc_error(wc, fmt::format("receive on {}", what_));
+  ++received_;
+  auto slot = ud_endpoint::slot_of(wc);
+  std::size_t length = wc.byte_len >= grh_bytes ? wc.byte_len - grh_bytes : 0;
+  auto payload = ep_.payload(slot, length);
+  if (verify_ && (length != ep_.config().size || !check_payload(payload))) ++verify_errors_;
+  if (on_receive_) on_receive_(wc, payload);
+  if (recv_posted_ < expected_) {
+    ep_.post_recv(slot);
+    ++recv_posted_;
+  }
+}
+
+}  // namespace fabric

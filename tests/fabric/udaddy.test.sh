@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# udaddy in the Soft-RoCE guest: ours against ours and against rdma-core's
+# in both directions, JSON, the MTU check, and runs that lose messages.
+. "$(dirname "$0")/lib.sh" "$@"
+
+PORT=7174
+T="--timeout 5000"
+
+# pair NAME SERVER_RC CLIENT_RC "SERVER CMD" "CLIENT CMD": runs a server and
+# a client against it, checking both exit statuses.
+pair() {
+  local name=$1 src=$2 crc=$3 server=$4 client=$5
+  start_bg srv $server
+  if ! wait_cm_listen "$PORT"; then
+    fail "$name: server did not listen"
+    stop_bg srv KILL
+    return
+  fi
+  expect_rc "$crc" "$name: client" $client
+  cp "$LAST_OUT" "$WORK/client.out"
+  expect_bg srv "$src" "$name: server" 30
+}
+
+# Every combination of -c runs in all three pairings.
+for c in 1 2 3 4 5 6 7 8; do
+  pair "ours<->ours -c $c" 0 0 "$BIN/udaddy -b $ADDR -c $c $T" "$BIN/udaddy -s $ADDR -c $c $T"
+  pair "ours client, rdma-core server -c $c" 0 0 "$ORIG/udaddy -b $ADDR -c $c" "$BIN/udaddy -s $ADDR -c $c $T"
+  pair "rdma-core client, ours server -c $c" 0 0 "$BIN/udaddy -b $ADDR -c $c $T" "$ORIG/udaddy -s $ADDR -c $c"
+done
+
+for cs in "-C 1 -S 1" "-C 50 -S 1024" "-C 200 -S 512" "-C 0" "-C 5 -S 0" "-C 1000 -S 64"; do
+  pair "ours<->ours $cs" 0 0 "$BIN/udaddy -b $ADDR $cs $T" "$BIN/udaddy -s $ADDR $cs $T"
+  pair "ours client, rdma-core server $cs" 0 0 "$ORIG/udaddy -b $ADDR $cs" "$BIN/udaddy -s $ADDR $cs $T"
+  pair "rdma-core client, ours server $cs" 0 0 "$BIN/udaddy -b $ADDR $cs $T" "$ORIG/udaddy -s $ADDR $cs"
+done
+
+# The same human lines as rdma-core's.
+pair "human output" 0 0 "$BIN/udaddy -b $ADDR -c 2 $T" "$BIN/udaddy -s $ADDR -c 2 $T"
+check "client lines match rdma-core's" diff <(printf '%s\n' "udaddy: starting client" "udaddy: connecting" \
+  "initiating data transfers" "receiving data transfers" "data transfers complete" "test complete" \
+  "return status 0") "$WORK/client.out"
+check "server lines match rdma-core's" diff <(printf '%s\n' "udaddy: starting server" \
+  "receiving data transfers" "sending replies" "data transfers complete" "test complete" \
+  "return status 0") "$(bg_out srv)"
+
+# Payload verification between two of ours; our server still takes
+# rdma-core's unfilled payloads without --verify.
+pair "--verify ours<->ours" 0 0 "$BIN/udaddy -b $ADDR -c 2 -C 30 --verify $T" "$BIN/udaddy -s $ADDR -c 2 -C 30 --verify $T"
+pair "--verify fails on rdma-core's replies" 0 1 "$ORIG/udaddy -b $ADDR" "$BIN/udaddy -s $ADDR --verify $T"
+check "verify failure is named" grep -q "failed verification" "$WORK/client.out"
+
+# JSON: one document on each side, common keys and per-connection results.
+pair "json" 0 0 "$BIN/udaddy -b $ADDR -c 3 -C 20 -j $T" "$BIN/udaddy -s $ADDR -c 3 -C 20 -j $T"
+check "client json shape" json_check "$WORK/client.out" \
+  '(d["tool"] == "udaddy" and d["role"] == "client" and d["ok"] and d["exit_code"] == 0 and d["error"] is None
+   and d["connections"] == 3 and d["count"] == 20 and d["size"] == 100 and d["port"] == 7174
+   and d["port_space"] == "udp" and d["mtu"] == 1024 and d["sent"] == 60 and d["received"] == 60
+   and d["lost"] == 0 and d["messages_per_second"] > 0 and set(d["connect_us"]) >= {"min", "p50", "max"}
+   and len(d["results"]) == 3
+   and all(r["state"] == "connected" and r["qkey"] == 0x01234567 and r["received"] == 20 and r["lost"] == 0
+           and r["qpn"] > 0 and r["remote_qpn"] > 0 for r in d["results"]))'
+check "server json shape" json_check "$(bg_out srv)" \
+  '(d["role"] == "server" and d["ok"] and d["received"] == 60 and d["sent"] == 60
+   and all(r["qkey"] == 0x01234567 and r["remote_qpn"] > 0 for r in d["results"]))'
+
+# -S larger than the path MTU is refused before anything is sent.
+expect_rc 3 "client refuses -S over the MTU" "$BIN/udaddy" -s "$ADDR" -S 2000 $T
+check "client names the MTU" grep -q "message size 2000 is larger than the path MTU 1024" "$LAST_OUT"
+expect_rc 3 "server refuses -S over the MTU" "$BIN/udaddy" -b "$ADDR" -S 2000 $T
+check "server names the MTU" grep -q "larger than the path MTU 1024" "$LAST_OUT"
+expect_rc 3 "json on oversize" "$BIN/udaddy" -s "$ADDR" -S 4096 -j $T
+check "oversize json" json_check "$LAST_OUT" 'd["exit_code"] == 3 and "MTU 1024" in d["error"]'
+
+# Count mismatch: the server takes 5 and replies 5; the client waits for
+# 10, and must end with the loss reported, never hang.
+pair "client -C 10 vs server -C 5" 0 1 "$BIN/udaddy -b $ADDR -C 5 $T" "$BIN/udaddy -s $ADDR -C 10 --timeout 1500 -j"
+check "client reports 5 lost" json_check "$WORK/client.out" \
+  'd["exit_code"] == 1 and d["sent"] == 10 and d["received"] == 5 and d["lost"] == 5 and "lost 5 of 10" in d["error"]'
+pair "server -C 10 vs client -C 5" 1 0 "$BIN/udaddy -b $ADDR -C 10 --timeout 1500" "$BIN/udaddy -s $ADDR -C 5 $T"
+check "server names the loss" grep -q "received 5 of 10 messages, 5 lost" "$(bg_out srv)"
+pair "our client -C 10 vs rdma-core server -C 5" 0 1 "$ORIG/udaddy -b $ADDR -C 5" "$BIN/udaddy -s $ADDR -C 10 --timeout 1500"
+check "loss line" grep -q "received 5 of 10 messages, 5 lost" "$WORK/client.out"
+pair "rdma-core client -C 5 vs our server -C 10" 1 0 "$BIN/udaddy -b $ADDR -C 10 --timeout 1500" "$ORIG/udaddy -s $ADDR -C 5"
+
+# A server that expects two clients and gets one serves it, then says so.
+pair "server -c 2, one client" 1 0 "$BIN/udaddy -b $ADDR -c 2 --timeout 2000" "$BIN/udaddy -s $ADDR -c 1 $T"
+check "missing connection named" grep -q "1 of 2 connections arrived" "$(bg_out srv)"
+
+# No server at all, and a server with no client: bounded, with exit codes.
+expect_rc 5 "no server: connect_failed" "$BIN/udaddy" -s "$ADDR" --timeout 2000
+check "no server is named" grep -q "no udaddy server listens on $ADDR port 7174" "$LAST_OUT"
+expect_rc 6 "no client: timeout" "$BIN/udaddy" -b "$ADDR" --timeout 1000 -j
+check "timeout json" json_check "$LAST_OUT" 'd["exit_code"] == 6 and d["role"] == "server" and not d["ok"]'
+
+# --port moves both sides off the default.
+PORT=7300 pair "--port" 0 0 "$BIN/udaddy -b $ADDR --port 7300 $T" "$BIN/udaddy -s $ADDR --port 7300 $T"
+
+expect_rc 2 "unknown -P is a usage error" "$BIN/udaddy" -P tcp
+expect_rc 2 "bad -t is a usage error" "$BIN/udaddy" -s "$ADDR" -t 300
+expect_rc 2 "usage error json" "$BIN/udaddy" -j -c 0
+check "usage json" json_check "$LAST_OUT" 'd["exit_code"] == 2 and d["tool"] == "udaddy"'
+
+finish

@@ -1,0 +1,183 @@
+// Options, report and their two renderings; no I/O here.
+#include "udaddy.hpp"
+
+#include "fabric/stats.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <strings.h>
+
+namespace udaddy {
+
+void add_options(CLI::App& app, options& opt) {
+  app.add_option("-s,--server", opt.server, "Server address: run as the client and connect to it");
+  app.add_option("-b,--bind", opt.bind, "Local address to bind to");
+  app.add_option("-c,--connections", opt.connections, "Number of connections")
+      ->check(CLI::Range(1, 65536))->capture_default_str();
+  app.add_option("-C,--count", opt.count, "Messages each way per connection")
+      ->check(CLI::Range(0, 1 << 30))->capture_default_str();
+  app.add_option("-S,--size", opt.size, "Message size in bytes; must fit the path MTU")
+      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+  app.add_option("-t,--tos", opt.tos, "Type of service (client), decimal or 0x hex");
+  app.add_option("-p,--port-space-number", opt.port_space_number,
+                 "Port space as a number: 0x111 for UDP (default), 0x2 for IPoIB");
+  app.add_option("-P,--port-space", opt.port_space, "Port space: udp (default) or ipoib");
+  app.add_option("-f,--format", opt.format, "Address format: name, ip, ipv6 or gid")->capture_default_str();
+  app.add_option("--port", opt.port, "rdma_cm port number")->check(CLI::Range(1, 65535))->capture_default_str();
+  fabric::cli::add_timeout_option(app, opt.timeout_ms,
+                                  "Longest wait in ms without progress (connection, datagram) before giving up");
+  app.add_flag("--verify", opt.verify, "Check the payload pattern of every message received (both sides ours)");
+  app.add_flag("--stats", opt.stats, "Print counts, message rate and connection setup times");
+}
+
+std::optional<unsigned long> parse_number(const std::string& text, unsigned long max) {
+  if (text.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(text.c_str(), &end, 0);
+  if (errno != 0 || *end != '\0' || text[0] == '-' || v > max) return std::nullopt;
+  return v;
+}
+
+std::optional<rdma_port_space> parse_port_space(const std::string& name, const std::string& number) {
+  if (!name.empty()) {
+    // The original matches by prefix, case-insensitively.
+    if (strncasecmp(name.c_str(), "ipoib", 5) == 0) return RDMA_PS_IPOIB;
+    if (strncasecmp(name.c_str(), "udp", 3) == 0) return RDMA_PS_UDP;
+    return std::nullopt;
+  }
+  if (!number.empty()) {
+    auto v = parse_number(number, 0xffff);
+    if (v && (*v == RDMA_PS_UDP || *v == RDMA_PS_IPOIB)) return static_cast<rdma_port_space>(*v);
+    return std::nullopt;
+  }
+  return RDMA_PS_UDP;
+}
+
+std::optional<address_format> parse_format(const std::string& name) {
+  if (strncasecmp(name.c_str(), "ip", 2) == 0) return address_format{RAI_NUMERICHOST, AF_UNSPEC};
+  if (strncasecmp(name.c_str(), "gid", 3) == 0) return address_format{RAI_NUMERICHOST | RAI_FAMILY, AF_IB};
+  if (strncasecmp(name.c_str(), "name", 4) == 0) return address_format{};
+  return std::nullopt;
+}
+
+std::string port_space_name(rdma_port_space ps) {
+  switch (ps) {
+    case RDMA_PS_UDP: return "udp";
+    case RDMA_PS_IPOIB: return "ipoib";
+    default: return fmt::format("{:#x}", static_cast<int>(ps));
+  }
+}
+
+namespace {
+template <class F>
+std::uint64_t sum(const report& r, F f) {
+  std::uint64_t n = 0;
+  for (const auto& c : r.results) n += f(c);
+  return n;
+}
+}  // namespace
+
+std::uint64_t report::total_sent() const noexcept { return sum(*this, [](auto& c) { return c.sent; }); }
+std::uint64_t report::total_received() const noexcept { return sum(*this, [](auto& c) { return c.received; }); }
+std::uint64_t report::total_expected() const noexcept { return sum(*this, [](auto& c) { return c.expected; }); }
+std::uint64_t report::total_lost() const noexcept { return sum(*this, [](auto& c) { return c.lost(); }); }
+std::uint64_t report::total_verify_errors() const noexcept {
+  return sum(*this, [](auto& c) { return c.verify_errors; });
+}
+
+std::optional<double> report::messages_per_second() const noexcept {
+  if (!elapsed_ms || *elapsed_ms <= 0) return std::nullopt;
+  return static_cast<double>(total_sent() + total_received()) * 1000.0 / *elapsed_ms;
+}
+
+void to_json(nlohmann::json& j, const report& r) {
+  j["role"] = r.role;
+  if (r.role == "none") return;  // stopped before the options were understood
+  if (!r.server.empty()) j["server"] = r.server;
+  if (!r.bind.empty()) j["bind"] = r.bind;
+  j["port"] = r.port;
+  j["port_space"] = r.port_space;
+  j["connections"] = r.connections;
+  j["count"] = r.count;
+  j["size"] = r.size;
+  if (r.tos) j["tos"] = *r.tos;
+  j["timeout"] = r.timeout_ms;
+  j["verify"] = r.verify;
+  if (r.mtu) j["mtu"] = *r.mtu;
+
+  std::vector<double> setup;
+  auto& results = j["results"] = nlohmann::json::array();
+  for (const auto& c : r.results) {
+    nlohmann::json e;
+    e["index"] = c.index;
+    e["state"] = c.state;
+    if (!c.error.empty()) e["error"] = c.error;
+    if (c.qpn) e["qpn"] = *c.qpn;
+    if (c.remote_qpn) e["remote_qpn"] = *c.remote_qpn;
+    if (c.qkey) e["qkey"] = *c.qkey;
+    if (c.connect_ms) {
+      e["connect_ms"] = *c.connect_ms;
+      setup.push_back(*c.connect_ms * 1000.0);
+    }
+    e["sent"] = c.sent;
+    e["received"] = c.received;
+    e["expected"] = c.expected;
+    e["lost"] = c.lost();
+    if (r.verify) e["verify_errors"] = c.verify_errors;
+    results.push_back(std::move(e));
+  }
+  j["sent"] = r.total_sent();
+  j["received"] = r.total_received();
+  j["expected"] = r.total_expected();
+  j["lost"] = r.total_lost();
+  if (r.verify) j["verify_errors"] = r.total_verify_errors();
+  if (r.elapsed_ms) j["elapsed_ms"] = *r.elapsed_ms;
+  if (auto rate = r.messages_per_second()) j["messages_per_second"] = *rate;
+  if (!setup.empty()) j["connect_us"] = fabric::summarize(setup);
+}
+
+std::vector<std::string> loss_lines(const report& r) {
+  std::vector<std::string> lines;
+  for (const auto& c : r.results) {
+    if (c.state != "connected") continue;
+    if (c.lost() > 0)
+      lines.push_back(fmt::format("udaddy: connection {}: received {} of {} messages, {} lost", c.index, c.received,
+                                  c.expected, c.lost()));
+    if (c.verify_errors > 0)
+      lines.push_back(fmt::format("udaddy: connection {}: {} messages failed verification", c.index, c.verify_errors));
+  }
+  return lines;
+}
+
+std::vector<std::string> stats_lines(const report& r) {
+  std::vector<std::string> lines;
+  lines.push_back(fmt::format("udaddy: {} connections, sent {}, received {} of {}, lost {}", r.results.size(),
+                              r.total_sent(), r.total_received(), r.total_expected(), r.total_lost()));
+  if (auto rate = r.messages_per_second())
+    lines.push_back(fmt::format("udaddy: data phase {:.3f} ms, {:.0f} messages/s", *r.elapsed_ms, *rate));
+  std::vector<double> setup;
+  for (const auto& c : r.results)
+    if (c.connect_ms) setup.push_back(*c.connect_ms * 1000.0);
+  if (!setup.empty()) lines.push_back("udaddy: connect " + fabric::format_summary(fabric::summarize(setup)));
+  return lines;
+}
+
+std::pair<fabric::exit_code, std::string> verdict(const report& r) {
+  std::size_t connected = 0;
+  for (const auto& c : r.results) connected += c.state == "connected";
+  if (connected < static_cast<std::size_t>(r.connections))
+    return {fabric::exit_code::test_failed,
+            fmt::format("{} of {} connections arrived", connected, r.connections)};
+  if (auto lost = r.total_lost())
+    return {fabric::exit_code::test_failed,
+            fmt::format("lost {} of {} messages: received {}", lost, r.total_expected(), r.total_received())};
+  if (auto bad = r.total_verify_errors())
+    return {fabric::exit_code::test_failed, fmt::format("{} messages failed verification", bad)};
+  return {fabric::exit_code::ok, {}};
+}
+
+}  // namespace udaddy

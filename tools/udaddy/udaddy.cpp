@@ -1,0 +1,368 @@
+#include "udaddy.hpp"
+
+#include "fabric/addr.hpp"
+#include "fabric/cm.hpp"
+#include "fabric/ud.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <chrono>
+#include <deque>
+#include <memory>
+
+namespace udaddy {
+
+namespace {
+
+using namespace fabric;
+using std::chrono::milliseconds;
+
+// rdma-core's udaddy gives address and route resolution 2 s each.
+constexpr milliseconds resolve_timeout{2000};
+
+double ms_since(clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+}
+
+struct connection {
+  std::size_t index = 0;
+  cm_id id;
+  std::unique_ptr<ud_endpoint> ep;
+  std::unique_ptr<ud_traffic> traffic;
+  ud_destination peer;  // its AH must go before the endpoint's PD
+  clock::time_point started;
+};
+
+class test_run {
+public:
+  test_run(const options& opt, report& rep) : opt_(opt), rep_(rep) {}
+
+  void execute() {
+    describe();
+    channel_.emplace();
+    if (client()) {
+      connect_all();
+      if (opt_.count > 0) client_transfers();
+    } else {
+      accept_all();
+      if (opt_.count > 0) server_transfers();
+    }
+  }
+
+  void say(std::string_view line) const {
+    if (!opt_.out.json) fmt::print("{}\n", line);
+  }
+
+private:
+  [[nodiscard]] bool client() const { return !opt_.server.empty(); }
+  [[nodiscard]] std::uint64_t count() const { return opt_.size == 0 ? 0 : static_cast<std::uint64_t>(opt_.count); }
+  connection_result& result(const connection& c) { return rep_.results[c.index]; }
+
+  void describe() {
+    auto fmt_opt = parse_format(opt_.format);
+    if (!fmt_opt) throw error(exit_code::usage, fmt::format("-f {}: unknown address format (name, ip, ipv6, gid)", opt_.format));
+    format_ = *fmt_opt;
+    auto ps = parse_port_space(opt_.port_space, opt_.port_space_number);
+    if (!ps)
+      throw error(exit_code::usage, opt_.port_space.empty()
+                                        ? fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", opt_.port_space_number)
+                                        : fmt::format("-P {}: unknown port space (udp, ipoib)", opt_.port_space));
+    ps_ = *ps;
+    if (!opt_.tos.empty()) {
+      auto tos = parse_number(opt_.tos, 0xff);
+      if (!tos) throw error(exit_code::usage, fmt::format("-t {}: type of service must be 0-255", opt_.tos));
+      tos_ = static_cast<std::uint8_t>(*tos);
+      rep_.tos = *tos_;
+    }
+    rep_.role = client() ? "client" : "server";
+    rep_.server = opt_.server;
+    rep_.bind = opt_.bind;
+    rep_.port = opt_.port;
+    rep_.port_space = port_space_name(ps_);
+    rep_.connections = opt_.connections;
+    rep_.count = static_cast<int>(count());
+    rep_.size = opt_.size;
+    rep_.timeout_ms = opt_.timeout_ms;
+    rep_.verify = opt_.verify;
+  }
+
+  addr_query query(const std::string& node, int extra_flags) const {
+    addr_query q;
+    q.node = node;
+    q.service = std::to_string(opt_.port);
+    q.flags = format_.flags | extra_flags;
+    q.family = format_.family;
+    q.port_space = ps_;
+    q.qp_type = IBV_QPT_UD;
+    return q;
+  }
+
+  connection& add_connection() {
+    auto& c = conns_.emplace_back(std::make_unique<connection>());
+    c->index = rep_.results.size();
+    auto& r = rep_.results.emplace_back();
+    r.index = c->index;
+    return *c;
+  }
+
+  void make_endpoint(connection& c, const port_info& port) {
+    rep_.mtu = port.path_mtu;
+    if (count() > 0) check_ud_size(static_cast<std::size_t>(opt_.size), port);
+    ud_config cfg;
+    cfg.size = static_cast<std::uint32_t>(opt_.size);
+    c.ep = std::make_unique<ud_endpoint>(c.id.get(), clamp_depths(cfg, count(), port));
+    // The server learns where to reply from the first datagram.
+    auto learn_peer = [this, &c](const ibv_wc& wc, std::span<const std::byte>) {
+      if (c.peer.ah) return;
+      c.peer.ah = c.ep->create_reply_ah(wc);
+      c.peer.qpn = (wc.wc_flags & IBV_WC_WITH_IMM) != 0 ? be32toh(wc.imm_data) : wc.src_qp;
+      c.peer.qkey = c.ep->qkey();
+      result(c).remote_qpn = c.peer.qpn;
+    };
+    c.traffic = std::make_unique<ud_traffic>(*c.ep, count(), opt_.verify, fmt::format("connection {}", c.index),
+                                             client() ? ud_traffic::receive_fn{} : learn_peer);
+    c.traffic->post_receives();
+    result(c).qpn = c.ep->qpn();
+  }
+
+  void fail(connection& c, const error& e) {
+    auto& r = result(c);
+    if (r.state == "failed") return;
+    r.state = "failed";
+    r.error = e.what();
+    if (!first_error_) first_error_ = e;
+  }
+
+  // --- client ------------------------------------------------------------
+
+  void connect_all() {
+    say("udaddy: starting client");
+    rai_ = resolve_pair(query(opt_.server, 0), opt_.bind);
+    say("udaddy: connecting");
+    for (int i = 0; i < opt_.connections; ++i) {
+      auto& c = add_connection();
+      c.id = channel_->create_id(ps_, &c);
+      c.started = clock::now();
+      check_rc(rdma_resolve_addr(c.id.get(), rai_.src_addr(), rai_.dst_addr(), static_cast<int>(resolve_timeout.count())),
+               fmt::format("rdma_resolve_addr {}", opt_.server));
+    }
+    std::size_t pending = conns_.size();
+    idle_deadline until(milliseconds(opt_.timeout_ms));
+    while (pending > 0) {
+      auto ev = channel_->next(until.get());
+      if (!ev) {
+        for (auto& c : conns_)
+          if (result(*c).state == "pending")
+            fail(*c, error(exit_code::timeout, fmt::format("connection {}: no answer from {} within {} ms", c->index,
+                                                            opt_.server, opt_.timeout_ms)));
+        break;
+      }
+      until.touch();
+      auto& c = *static_cast<connection*>(ev->id()->context);
+      try {
+        if (client_event(c, *ev)) --pending;
+      } catch (const error& e) {
+        fail(c, e);
+        --pending;
+      }
+    }
+    if (first_error_) throw *first_error_;
+  }
+
+  // Returns true when the connection reached its end (connected or failed).
+  bool client_event(connection& c, const cm_event& ev) {
+    switch (ev.type()) {
+      case RDMA_CM_EVENT_ADDR_RESOLVED:
+        if (tos_) {
+          std::uint8_t tos = *tos_;
+          if (rdma_set_option(c.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) != 0)
+            fmt::print(stderr, "udaddy: warning: cannot set the type of service: {}\n", std::strerror(errno));
+        }
+        check_rc(rdma_resolve_route(c.id.get(), static_cast<int>(resolve_timeout.count())),
+                 fmt::format("rdma_resolve_route {}", opt_.server));
+        return false;
+      case RDMA_CM_EVENT_ROUTE_RESOLVED: {
+        make_endpoint(c, query_port(c.id.get()));
+        rdma_conn_param param{};
+        param.private_data = rai_.dst->ai_connect;
+        param.private_data_len = static_cast<std::uint8_t>(rai_.dst->ai_connect_len);
+        check_rc(rdma_connect(c.id.get(), &param), fmt::format("rdma_connect {}", opt_.server));
+        return false;
+      }
+      case RDMA_CM_EVENT_ESTABLISHED: {
+        const auto& ud = ev.ud();
+        c.peer.ah = c.ep->create_ah(ud.ah_attr);
+        c.peer.qpn = ud.qp_num;
+        c.peer.qkey = ud.qkey;
+        auto& r = result(c);
+        r.state = "connected";
+        r.expected = count();
+        r.remote_qpn = ud.qp_num;
+        r.qkey = ud.qkey;
+        r.connect_ms = ms_since(c.started);
+        return true;
+      }
+      case RDMA_CM_EVENT_ADDR_ERROR:
+      case RDMA_CM_EVENT_ROUTE_ERROR:
+      case RDMA_CM_EVENT_CONNECT_ERROR:
+      case RDMA_CM_EVENT_UNREACHABLE:
+      case RDMA_CM_EVENT_REJECTED:
+        say(fmt::format("udaddy: event: {}, error: {}", ev.name(), ev.status()));
+        // SIDR status 1: nothing listens on that service id.
+        if (ev.type() == RDMA_CM_EVENT_UNREACHABLE && ev.status() == 1)
+          fail(c, error(exit_code::connect_failed, fmt::format("connection {}: no udaddy server listens on {} port {}",
+                                                               c.index, opt_.server, opt_.port)));
+        else
+          fail(c, event_error(ev, fmt::format("connection {} to {}", c.index, opt_.server)));
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  void client_transfers() {
+    say("initiating data transfers");
+    auto t0 = clock::now();
+    idle_deadline until(milliseconds(opt_.timeout_ms));
+    for (auto& c : conns_) send(*c, until);
+    say("receiving data transfers");
+    receive_all(until);
+    rep_.elapsed_ms = ms_since(t0);
+    if (verdict(rep_).first == exit_code::ok) say("data transfers complete");
+  }
+
+  // --- server ------------------------------------------------------------
+
+  void accept_all() {
+    say("udaddy: starting server");
+    listen_ = channel_->create_id(ps_, nullptr);
+    auto rai = resolve(query(opt_.bind, RAI_PASSIVE));
+    std::string where = opt_.bind.empty() ? fmt::format("port {}", opt_.port) : opt_.bind;
+    check_rc(rdma_bind_addr(listen_.get(), rai->ai_src_addr), fmt::format("rdma_bind_addr {}", where));
+    // Bound to an address, the port is known: refuse an oversized -S before any client comes.
+    if (listen_->verbs != nullptr && count() > 0) {
+      auto port = query_port(listen_.get());
+      rep_.mtu = port.path_mtu;
+      check_ud_size(static_cast<std::size_t>(opt_.size), port);
+    }
+    check_rc(rdma_listen(listen_.get(), 0), fmt::format("rdma_listen {}", where));
+
+    // A server waits for its first client as long as it takes (until
+    // interrupted); once one came, the others get --timeout each.
+    auto until = deadline::never();
+    while (conns_.size() < static_cast<std::size_t>(opt_.connections)) {
+      auto ev = channel_->next(until);
+      if (!ev) break;
+      until = deadline::after(milliseconds(opt_.timeout_ms));
+      if (ev->type() != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
+      accept_one(*ev);
+    }
+  }
+
+  void accept_one(cm_event& ev) {
+    auto& c = add_connection();
+    c.started = clock::now();
+    c.id = cm_id(ev.id());
+    c.id->context = &c;
+    try {
+      make_endpoint(c, query_port(c.id.get()));
+      rdma_conn_param param{};
+      param.qp_num = c.ep->qpn();
+      check_rc(rdma_accept(c.id.get(), &param), "rdma_accept");
+    } catch (const error& e) {
+      say("udaddy: failing connection request");
+      rdma_reject(c.id.get(), nullptr, 0);
+      // The id can only be destroyed once its event is acknowledged.
+      ev.reset();
+      fail(c, e);
+      throw;
+    }
+    auto& r = result(c);
+    r.state = "connected";
+    r.expected = count();
+    r.qkey = c.ep->qkey();
+    r.connect_ms = ms_since(c.started);
+  }
+
+  void server_transfers() {
+    say("receiving data transfers");
+    auto t0 = clock::now();
+    idle_deadline until(milliseconds(opt_.timeout_ms));
+    receive_all(until);
+    say("sending replies");
+    until.touch();
+    for (auto& c : conns_)
+      if (c->peer.ah) send(*c, until);
+    for (auto& c : conns_)
+      if (c->traffic && !c->traffic->finish_sends(until))
+        throw error(exit_code::timeout, fmt::format("connection {}: sends did not complete", c->index));
+    rep_.elapsed_ms = ms_since(t0);
+    if (verdict(rep_).first == exit_code::ok) say("data transfers complete");
+  }
+
+  // --- both ----------------------------------------------------------------
+
+  void send(connection& c, idle_deadline& until) {
+    bool done = c.traffic->send(c.peer, count(), until);
+    result(c).sent = c.traffic->sent();
+    if (!done) throw error(exit_code::timeout, fmt::format("connection {}: send queue stalled", c.index));
+  }
+
+  // A connection that stalls past the timeout ends the wait for all: the
+  // others' datagrams are already in their CQs and are only drained.
+  void receive_all(idle_deadline& until) {
+    bool waiting = true;
+    for (auto& c : conns_) {
+      if (!c->traffic || result(*c).state != "connected") continue;
+      if (waiting)
+        waiting = c->traffic->receive_all(until);
+      else
+        c->traffic->drain();
+      auto& r = result(*c);
+      r.received = c->traffic->received();
+      r.verify_errors = c->traffic->verify_errors();
+    }
+  }
+
+  const options& opt_;
+  report& rep_;
+  address_format format_;
+  rdma_port_space ps_ = RDMA_PS_UDP;
+  std::optional<std::uint8_t> tos_;
+  std::optional<error> first_error_;
+  // Teardown bottom-up: connections (AH, QP, ...), their ids, the listener,
+  // the addresses, and the event channel last.
+  std::optional<cm_channel> channel_;
+  resolved_pair rai_;
+  cm_id listen_;
+  std::vector<std::unique_ptr<connection>> conns_;
+};
+
+}  // namespace
+
+exit_code run(const options& opt, report& rep) {
+  auto finish = [&](exit_code code) {
+    if (opt.out.json) return;
+    fmt::print("test complete\nreturn status {}\n", static_cast<int>(code));
+  };
+  test_run t(opt, rep);
+  try {
+    t.execute();
+  } catch (const error& e) {
+    for (const auto& line : loss_lines(rep)) t.say(line);
+    finish(e.code());
+    throw;
+  }
+  auto [code, why] = verdict(rep);
+  for (const auto& line : loss_lines(rep)) t.say(line);
+  if (opt.stats)
+    for (const auto& line : stats_lines(rep)) t.say(line);
+  finish(code);
+  if (code != exit_code::ok) throw error(code, why);
+  return code;
+}
+
+}  // namespace udaddy
