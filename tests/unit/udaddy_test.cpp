@@ -1,5 +1,7 @@
 #include "udaddy.hpp"
 
+#include "fabric/ud.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -63,8 +65,8 @@ TEST(udaddy_options, short_flags_of_the_original) {
   EXPECT_EQ(o.connections, 4);
   EXPECT_EQ(o.count, 50);
   EXPECT_EQ(o.size, 512);
-  EXPECT_EQ(parse_number(o.tos, 255), 0x20UL);
-  EXPECT_EQ(parse_port_space(o.port_space, o.port_space_number), RDMA_PS_IPOIB);
+  EXPECT_EQ(fabric::parse_number(o.tos, 255), 0x20UL);
+  EXPECT_EQ(fabric::parse_port_space(o.port_space, o.port_space_number), RDMA_PS_IPOIB);
 }
 
 TEST(udaddy_options, zero_connections_is_a_usage_error) {
@@ -72,22 +74,22 @@ TEST(udaddy_options, zero_connections_is_a_usage_error) {
 }
 
 TEST(udaddy_options, numbers_use_c_base_prefixes) {
-  EXPECT_EQ(parse_number("12", 255), 12UL);
-  EXPECT_EQ(parse_number("0x1c", 255), 28UL);
-  EXPECT_EQ(parse_number("010", 255), 8UL);
-  EXPECT_FALSE(parse_number("256", 255));
-  EXPECT_FALSE(parse_number("-1", 255));
-  EXPECT_FALSE(parse_number("12z", 255));
-  EXPECT_FALSE(parse_number("", 255));
+  EXPECT_EQ(fabric::parse_number("12", 255), 12UL);
+  EXPECT_EQ(fabric::parse_number("0x1c", 255), 28UL);
+  EXPECT_EQ(fabric::parse_number("010", 255), 8UL);
+  EXPECT_FALSE(fabric::parse_number("256", 255));
+  EXPECT_FALSE(fabric::parse_number("-1", 255));
+  EXPECT_FALSE(fabric::parse_number("12z", 255));
+  EXPECT_FALSE(fabric::parse_number("", 255));
 }
 
 TEST(udaddy_options, port_space_words_match_by_prefix_like_the_original) {
-  EXPECT_EQ(parse_port_space("", ""), RDMA_PS_UDP);
-  EXPECT_EQ(parse_port_space("UDP", ""), RDMA_PS_UDP);
-  EXPECT_EQ(parse_port_space("ipoib", "0x111"), RDMA_PS_IPOIB);  // -P wins over -p
-  EXPECT_EQ(parse_port_space("", "273"), RDMA_PS_UDP);
-  EXPECT_FALSE(parse_port_space("tcp", ""));
-  EXPECT_FALSE(parse_port_space("", "0x106"));
+  EXPECT_EQ(fabric::parse_port_space("", ""), RDMA_PS_UDP);
+  EXPECT_EQ(fabric::parse_port_space("UDP", ""), RDMA_PS_UDP);
+  EXPECT_EQ(fabric::parse_port_space("ipoib", "0x111"), RDMA_PS_IPOIB);  // -P wins over -p
+  EXPECT_EQ(fabric::parse_port_space("", "273"), RDMA_PS_UDP);
+  EXPECT_FALSE(fabric::parse_port_space("tcp", ""));
+  EXPECT_FALSE(fabric::parse_port_space("", "0x106"));
 }
 
 TEST(udaddy_options, address_formats) {

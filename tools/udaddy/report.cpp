@@ -6,8 +6,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <cerrno>
-#include <cstdlib>
 #include <strings.h>
 
 namespace udaddy {
@@ -33,43 +31,11 @@ void add_options(CLI::App& app, options& opt) {
   app.add_flag("--stats", opt.stats, "Print counts, message rate and connection setup times");
 }
 
-std::optional<unsigned long> parse_number(const std::string& text, unsigned long max) {
-  if (text.empty()) return std::nullopt;
-  errno = 0;
-  char* end = nullptr;
-  unsigned long v = std::strtoul(text.c_str(), &end, 0);
-  if (errno != 0 || *end != '\0' || text[0] == '-' || v > max) return std::nullopt;
-  return v;
-}
-
-std::optional<rdma_port_space> parse_port_space(const std::string& name, const std::string& number) {
-  if (!name.empty()) {
-    // The original matches by prefix, case-insensitively.
-    if (strncasecmp(name.c_str(), "ipoib", 5) == 0) return RDMA_PS_IPOIB;
-    if (strncasecmp(name.c_str(), "udp", 3) == 0) return RDMA_PS_UDP;
-    return std::nullopt;
-  }
-  if (!number.empty()) {
-    auto v = parse_number(number, 0xffff);
-    if (v && (*v == RDMA_PS_UDP || *v == RDMA_PS_IPOIB)) return static_cast<rdma_port_space>(*v);
-    return std::nullopt;
-  }
-  return RDMA_PS_UDP;
-}
-
 std::optional<address_format> parse_format(const std::string& name) {
   if (strncasecmp(name.c_str(), "ip", 2) == 0) return address_format{RAI_NUMERICHOST, AF_UNSPEC};
   if (strncasecmp(name.c_str(), "gid", 3) == 0) return address_format{RAI_NUMERICHOST | RAI_FAMILY, AF_IB};
   if (strncasecmp(name.c_str(), "name", 4) == 0) return address_format{};
   return std::nullopt;
-}
-
-std::string port_space_name(rdma_port_space ps) {
-  switch (ps) {
-    case RDMA_PS_UDP: return "udp";
-    case RDMA_PS_IPOIB: return "ipoib";
-    default: return fmt::format("{:#x}", static_cast<int>(ps));
-  }
 }
 
 namespace {

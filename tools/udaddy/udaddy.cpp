@@ -65,14 +65,14 @@ private:
     auto fmt_opt = parse_format(opt_.format);
     if (!fmt_opt) throw error(exit_code::usage, fmt::format("-f {}: unknown address format (name, ip, ipv6, gid)", opt_.format));
     format_ = *fmt_opt;
-    auto ps = parse_port_space(opt_.port_space, opt_.port_space_number);
+    auto ps = fabric::parse_port_space(opt_.port_space, opt_.port_space_number);
     if (!ps)
       throw error(exit_code::usage, opt_.port_space.empty()
                                         ? fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", opt_.port_space_number)
                                         : fmt::format("-P {}: unknown port space (udp, ipoib)", opt_.port_space));
     ps_ = *ps;
     if (!opt_.tos.empty()) {
-      auto tos = parse_number(opt_.tos, 0xff);
+      auto tos = fabric::parse_number(opt_.tos, 0xff);
       if (!tos) throw error(exit_code::usage, fmt::format("-t {}: type of service must be 0-255", opt_.tos));
       tos_ = static_cast<std::uint8_t>(*tos);
       rep_.tos = *tos_;
@@ -81,7 +81,7 @@ private:
     rep_.server = opt_.server;
     rep_.bind = opt_.bind;
     rep_.port = opt_.port;
-    rep_.port_space = port_space_name(ps_);
+    rep_.port_space = fabric::port_space_name(ps_);
     rep_.connections = opt_.connections;
     rep_.count = static_cast<int>(count());
     rep_.size = opt_.size;

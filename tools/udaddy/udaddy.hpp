@@ -37,13 +37,8 @@ struct address_format {
   int flags = 0;
   int family = AF_UNSPEC;
 };
-/// A number in C's base-0 syntax (12, 0x1c, 017) within [0, max].
-std::optional<unsigned long> parse_number(const std::string& text, unsigned long max);
-/// rdma_port_space from -P (udp, ipoib; a prefix match as the original) and -p.
-std::optional<rdma_port_space> parse_port_space(const std::string& name, const std::string& number);
 /// -f: name, ip, ipv6, gid.
 std::optional<address_format> parse_format(const std::string& name);
-std::string port_space_name(rdma_port_space ps);
 
 struct connection_result {
   std::size_t index = 0;

@@ -76,6 +76,15 @@ sockaddr_storage copy_sockaddr(const sockaddr* sa) {
   return ss;
 }
 
+sockaddr_storage resolve_ip(const std::string& host) {
+  addrinfo* res = nullptr;
+  int rc = ::getaddrinfo(host.c_str(), nullptr, nullptr, &res);
+  if (rc != 0)
+    throw error(exit_code::resolve_failed, fmt::format("getaddrinfo {}: {}", host, rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc)));
+  std::unique_ptr<addrinfo, release<&::freeaddrinfo>> owner(res);
+  return copy_sockaddr(res->ai_addr);
+}
+
 std::string format_gid(const ibv_gid& gid) {
   char buf[INET6_ADDRSTRLEN] = {};
   inet_ntop(AF_INET6, gid.raw, buf, sizeof buf);

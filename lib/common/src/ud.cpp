@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <strings.h>
 
 namespace fabric {
 
@@ -68,6 +70,38 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
   cfg.send_depth = depth;
   cfg.recv_depth = depth;
   return cfg;
+}
+
+std::optional<unsigned long> parse_number(const std::string& text, unsigned long max) {
+  if (text.empty()) return std::nullopt;
+  errno = 0;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(text.c_str(), &end, 0);
+  if (errno != 0 || *end != '\0' || text[0] == '-' || v > max) return std::nullopt;
+  return v;
+}
+
+std::optional<rdma_port_space> parse_port_space(const std::string& name, const std::string& number) {
+  if (!name.empty()) {
+    // The original matches by prefix, case-insensitively.
+    if (strncasecmp(name.c_str(), "ipoib", 5) == 0) return RDMA_PS_IPOIB;
+    if (strncasecmp(name.c_str(), "udp", 3) == 0) return RDMA_PS_UDP;
+    return std::nullopt;
+  }
+  if (!number.empty()) {
+    auto v = parse_number(number, 0xffff);
+    if (v && (*v == RDMA_PS_UDP || *v == RDMA_PS_IPOIB)) return static_cast<rdma_port_space>(*v);
+    return std::nullopt;
+  }
+  return RDMA_PS_UDP;
+}
+
+std::string port_space_name(rdma_port_space ps) {
+  switch (ps) {
+    case RDMA_PS_UDP: return "udp";
+    case RDMA_PS_IPOIB: return "ipoib";
+    default: return fmt::format("{:#x}", static_cast<int>(ps));
+  }
 }
 
 ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(cfg) {

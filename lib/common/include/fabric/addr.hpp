@@ -51,6 +51,10 @@ std::uint16_t sockaddr_port(const sockaddr* sa) noexcept;
 /// Sets the port of an AF_INET/AF_INET6/AF_IB address (host order).
 void set_sockaddr_port(sockaddr* sa, std::uint16_t port) noexcept;
 
+/// Resolves a host name or address with getaddrinfo (no RDMA involved), as
+/// rdma-core's mckey does for -m and -b; throws error(resolve_failed).
+sockaddr_storage resolve_ip(const std::string& host);
+
 /// Formats a GID as rdma-core does ("fe80:0000:...").
 std::string format_gid(const ibv_gid& gid);
 

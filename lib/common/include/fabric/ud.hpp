@@ -54,6 +54,17 @@ std::optional<std::string> ud_size_problem(std::size_t size, const port_info& po
 /// the same command line is valid on a port with a larger MTU.
 void check_ud_size(std::size_t size, const port_info& port);
 
+/// A number in C's base-0 syntax (12, 0x1c, 017) within [0, max], as the
+/// originals read numeric options with strtoul.
+std::optional<unsigned long> parse_number(const std::string& text, unsigned long max);
+
+/// The UD port space of -P (udp, ipoib: a case-insensitive prefix match, as
+/// rdma-core's tools do) or else of -p (0x111, 0x2); UDP when both are empty.
+std::optional<rdma_port_space> parse_port_space(const std::string& name, const std::string& number);
+
+/// "udp", "ipoib", or the number in hex.
+std::string port_space_name(rdma_port_space ps);
+
 /// Queue sizes of a UD endpoint, clamped to the device's limits by clamp_depths.
 struct ud_config {
   std::uint32_t size = 0;          ///< payload bytes of each message
