@@ -66,9 +66,9 @@ check "server json shape" json_check "$(bg_out srv)" \
 
 # -S larger than the path MTU is refused before anything is sent.
 expect_rc 3 "client refuses -S over the MTU" "$BIN/udaddy" -s "$ADDR" -S 2000 $T
-check "client names the MTU" grep -q "message size 2000 is larger than the path MTU 1024" "$LAST_OUT"
+check "client names the MTU" grep -q "message size 2000 is larger than the path MTU 1024" "$LAST_ERR"
 expect_rc 3 "server refuses -S over the MTU" "$BIN/udaddy" -b "$ADDR" -S 2000 $T
-check "server names the MTU" grep -q "larger than the path MTU 1024" "$LAST_OUT"
+check "server names the MTU" grep -q "larger than the path MTU 1024" "$LAST_ERR"
 expect_rc 3 "json on oversize" "$BIN/udaddy" -s "$ADDR" -S 4096 -j $T
 check "oversize json" json_check "$LAST_OUT" 'd["exit_code"] == 3 and "MTU 1024" in d["error"]'
 
@@ -85,12 +85,12 @@ pair "rdma-core client -C 5 vs our server -C 10" 1 0 "$BIN/udaddy -b $ADDR -C 10
 
 # A server that expects two clients and gets one serves it, then says so.
 pair "server -c 2, one client" 1 0 "$BIN/udaddy -b $ADDR -c 2 --timeout 3000" "$BIN/udaddy -s $ADDR -c 1 $T"
-check "missing connection named" grep -q "1 of 2 connections arrived" "$(bg_out srv)"
+check "missing connection named" grep -q "1 of 2 connections arrived" "$(bg_err srv)"
 
 # No server at all: bounded, with the reason. A server waits for its first
 # client as long as it takes, and Ctrl-C still leaves a JSON document.
 expect_rc 5 "no server: connect_failed" "$BIN/udaddy" -s "$ADDR" --timeout 3000
-check "no server is named" grep -q "no udaddy server listens on $ADDR port 7174" "$LAST_OUT"
+check "no server is named" grep -q "no udaddy server listens on $ADDR port 7174" "$LAST_ERR"
 expect_rc 130 "server ends on SIGINT" timeout --preserve-status -s INT 3 "$BIN/udaddy" -b "$ADDR" -j
 check "interrupted json" json_check "$LAST_OUT" 'd["exit_code"] == 130 and d["role"] == "server" and not d["ok"]'
 
