@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# mckey in the Soft-RoCE guest: our sender feeding rdma-core's receiver and
+# the reverse, ours with ours on one and two QPs, send-only joins, JSON, the
+# requests RoCE cannot serve, and a receiver that waits for nobody.
+. "$(dirname "$0")/lib.sh" "$@"
+
+GROUP=239.1.2.3
+# Generous: only a failing run waits this long, and the guest is slow.
+T="--timeout 20000"
+
+# wait_joined NAME N: waits until background receiver NAME has printed N
+# "joined" lines (10 s at most); a sender started earlier would send to a
+# group nobody listens to yet.
+wait_joined() {
+  local name=$1 want=$2 until=$((SECONDS + 10))
+  while [ $SECONDS -lt $until ]; do
+    [ "$(grep -c '^mckey: joined dgid: ' "$(bg_out "$name")")" -ge "$want" ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# flow NAME QPS "RECEIVER CMD" "SENDER CMD": a receiver joined with QPS QPs,
+# then a sender; both must end with 0.
+flow() {
+  local name=$1 qps=$2 receiver=$3 sender=$4
+  start_bg rcv $receiver
+  if ! wait_joined rcv "$qps"; then
+    fail "$name: receiver did not join"
+    stop_bg rcv KILL
+    return
+  fi
+  expect_rc 0 "$name: sender" $sender
+  cp "$LAST_OUT" "$WORK/sender.out"
+  expect_bg rcv 0 "$name: receiver" 30
+}
+
+# rdma-core's mckey writes its lines through stdio: line-buffer them so
+# that its "joined" line can be waited for.
+ORIG_MCKEY="stdbuf -oL $ORIG/mckey"
+
+# rdma-core's tools on both sides first: the lines ours must print.
+flow "rdma-core -> rdma-core" 1 "$ORIG_MCKEY -m $GROUP -b $ADDR -C 5" "$ORIG_MCKEY -m $GROUP -b $ADDR -s -C 5"
+cp "$(bg_out rcv)" "$WORK/orig-receiver.out"
+cp "$WORK/sender.out" "$WORK/orig-sender.out"
+
+flow "rdma-core sender -> our receiver" 1 "$BIN/mckey -m $GROUP -b $ADDR -C 5 $T" "$ORIG_MCKEY -m $GROUP -b $ADDR -s -C 5"
+check "our receiver prints rdma-core's lines" diff "$WORK/orig-receiver.out" "$(bg_out rcv)"
+flow "our sender -> rdma-core receiver" 1 "$ORIG_MCKEY -m $GROUP -b $ADDR -C 5" "$BIN/mckey -m $GROUP -b $ADDR -s -C 5 $T"
+check "our sender prints rdma-core's lines" diff "$WORK/orig-sender.out" "$WORK/sender.out"
+check "joined line names the group's GID" grep -qx "mckey: joined dgid: ::ffff:$GROUP mlid 0x0 sl 0" "$WORK/sender.out"
+
+# Ours with ours; our sender need not wait the original's 3 s once the
+# receivers have joined.
+for c in 1 2; do
+  flow "ours -> ours -c $c" "$c" "$BIN/mckey -m $GROUP -b $ADDR -c $c -C 20 $T" \
+    "$BIN/mckey -m $GROUP -b $ADDR -s -c $c -C 20 --delay 0 $T"
+done
+flow "ours -> ours -S 1024 --verify" 1 "$BIN/mckey -m $GROUP -b $ADDR -C 50 -S 1024 --verify $T" \
+  "$BIN/mckey -m $GROUP -b $ADDR -s -C 50 -S 1024 --delay 0 $T"
+flow "send-only join (-o)" 1 "$BIN/mckey -m $GROUP -b $ADDR -C 10 $T" "$BIN/mckey -m $GROUP -b $ADDR -s -o -C 10 --delay 0 $T"
+flow "rdma-core -o sender -> our receiver" 1 "$BIN/mckey -m $GROUP -b $ADDR -C 5 $T" "$ORIG_MCKEY -m $GROUP -b $ADDR -s -o -C 5"
+
+# JSON: per-QP join results and the counts, from both roles.
+start_bg rcv "$BIN/mckey" -m "$GROUP" -b "$ADDR" -c 2 -C 10 $T
+wait_joined rcv 2
+expect_rc 0 "json sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -c 2 -C 10 --delay 0 -j $T
+check "sender json shape" json_check "$LAST_OUT" \
+  '(d["tool"] == "mckey" and d["role"] == "sender" and d["ok"] and d["error"] is None and d["sent"] == 20
+   and d["group"] == "'$GROUP'" and len(d["results"]) == 2
+   and all(r["state"] == "joined" and r["dgid"] == "::ffff:'$GROUP'" and r["mlid"] == 0 and r["sl"] == 0
+           and r["qpn"] > 0 and r["qkey"] > 0 and r["join_ms"] >= 0 and r["sent"] == 10 for r in d["results"])
+   and set(d["join_us"]) >= {"min", "p50", "p99", "max", "mean"})'
+expect_bg rcv 0 "json sender's receiver" 30
+# A JSON receiver prints no joined lines to wait for: give it time to join.
+start_bg rcv "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 10 -j $T
+sleep 2
+expect_rc 0 "sender for a json receiver" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 10 $T
+expect_bg rcv 0 "json receiver" 30
+check "receiver json shape" json_check "$(bg_out rcv)" \
+  '(d["role"] == "receiver" and d["ok"] and d["received"] == 10 and d["expected"] == 10 and d["lost"] == 0
+   and d["results"][0]["state"] == "joined" and d["results"][0]["received"] == 10)'
+
+# A receiver with no sender ends after --timeout without progress, with
+# the loss counted.
+expect_rc 1 "receiver without a sender: test failed" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 5 --timeout 2000
+check "loss line" grep -q "mckey: qp 0: received 0 of 5 messages, 5 lost" "$LAST_OUT"
+check "loss on stderr" grep -q "lost 5 of 5 messages" "$LAST_ERR"
+expect_rc 1 "json receiver without a sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -c 2 -C 5 --timeout 2000 -j
+check "json names the loss" json_check "$LAST_OUT" \
+  'd["exit_code"] == 1 and d["received"] == 0 and d["expected"] == 10 and d["lost"] == 10 and not d["ok"]'
+
+# Requests only InfiniBand can serve are refused, naming the link layer.
+expect_rc 3 "-M on RoCE: no_device" "$BIN/mckey" -M ff0e::1234 -b "$ADDR" $T
+check "-M names the link layer" grep -q "needs an InfiniBand port; rxe0 port 1 is Ethernet" "$LAST_ERR"
+expect_rc 3 "SA-assigned group on RoCE: no_device" "$BIN/mckey" -m 0.0.0.0 -b "$ADDR" $T
+check "SA group names the link layer" grep -q "needs an InfiniBand port" "$LAST_ERR"
+
+# -l: rxe cannot block loopback; the run goes on and says so.
+expect_rc 0 "-l falls back" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -l -C 0 $T
+check "-l fallback is explained" grep -q "cannot block multicast loopback" "$LAST_ERR"
+expect_rc 0 "-l json" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -l -C 0 -j $T
+check "-l json says what happened" json_check "$LAST_OUT" \
+  'd["no_loopback"] and d["results"][0]["loopback_blocked"] is False and "loopback" in d["loopback_note"]'
+
+# Bad input: clear errors and the documented codes.
+expect_rc 3 "-S over the MTU" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -S 2000 $T
+check "MTU named" grep -q "larger than the path MTU 1024" "$LAST_ERR"
+expect_rc 2 "no group: usage" "$BIN/mckey" -b "$ADDR"
+expect_rc 2 "-M without -b: usage" "$BIN/mckey" -M ff0e::1
+expect_rc 2 "bad -p: usage" "$BIN/mckey" -m "$GROUP" -p 0x106
+expect_rc 2 "usage json" "$BIN/mckey" -j
+check "usage json document" json_check "$LAST_OUT" 'd["exit_code"] == 2 and d["tool"] == "mckey" and not d["ok"]'
+expect_rc 4 "unresolvable group" "$BIN/mckey" -m no-such-group.invalid $T
+expect_rc 130 "receiver ends on SIGINT" timeout --preserve-status -s INT 3 "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 5 -j
+check "interrupted json" json_check "$LAST_OUT" 'd["exit_code"] == 130 and d["role"] == "receiver" and not d["ok"]'
+
+finish

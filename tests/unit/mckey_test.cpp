@@ -1,0 +1,146 @@
+#include "mckey.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+using namespace mckey;
+
+namespace {
+
+options parse(std::vector<std::string> args) {
+  CLI::App app;
+  options opt;
+  fabric::cli::add_output_options(app, opt.out);
+  add_options(app, opt);
+  std::reverse(args.begin(), args.end());
+  app.parse(args);
+  return opt;
+}
+
+qp_result joined(std::size_t index, std::uint64_t expected, std::uint64_t received) {
+  qp_result q;
+  q.index = index;
+  q.state = "joined";
+  q.qpn = 0x11 + static_cast<std::uint32_t>(index);
+  q.dgid = "::ffff:239.1.2.3";
+  q.mlid = 0xc001;
+  q.sl = 2;
+  q.remote_qpn = 0xffffff;
+  q.qkey = 0x01234567;
+  q.join_ms = 1.5 + static_cast<double>(index);
+  q.expected = expected;
+  q.received = received;
+  return q;
+}
+
+report receiver(std::uint64_t received0, std::uint64_t received1) {
+  report r;
+  r.role = "receiver";
+  r.group = "239.1.2.3";
+  r.connections = 2;
+  r.count = 10;
+  r.size = 100;
+  r.port_space = "udp";
+  r.timeout_ms = 2000;
+  r.results = {joined(0, 10, received0), joined(1, 10, received1)};
+  return r;
+}
+
+}  // namespace
+
+TEST(mckey_options, defaults_are_the_originals) {
+  auto o = parse({"-m", "239.1.1.1"});
+  EXPECT_EQ(o.connections, 1);
+  EXPECT_EQ(o.count, 10);
+  EXPECT_EQ(o.size, 100);
+  EXPECT_FALSE(o.sender);
+  EXPECT_EQ(o.delay_ms, 3000);
+  EXPECT_FALSE(usage_problem(o));
+}
+
+TEST(mckey_options, group_rules) {
+  EXPECT_TRUE(usage_problem(parse({})));
+  EXPECT_TRUE(usage_problem(parse({"-m", "239.1.1.1", "-M", "ff0e::1", "-b", "10.0.0.1"})));
+  auto m = usage_problem(parse({"-M", "ff0e::1"}));
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->find("-M needs -b"), std::string::npos);
+  EXPECT_FALSE(usage_problem(parse({"-M", "ff0e::1", "-b", "10.0.0.1"})));
+}
+
+TEST(mckey_options, short_flags_combine_as_getopt_does) {
+  auto o = parse({"-m", "239.1.1.1", "-so", "-l", "-c", "3", "-C", "7", "-S", "64", "-p", "0x2"});
+  EXPECT_TRUE(o.sender);
+  EXPECT_TRUE(o.send_only);
+  EXPECT_TRUE(o.no_loopback);
+  EXPECT_EQ(o.connections, 3);
+  EXPECT_EQ(o.count, 7);
+  EXPECT_EQ(o.size, 64);
+  EXPECT_EQ(o.port_space_number, "0x2");
+}
+
+TEST(mckey_report, joined_line_is_the_originals) {
+  EXPECT_EQ(joined_line(joined(0, 0, 0)), "mckey: joined dgid: ::ffff:239.1.2.3 mlid 0xc001 sl 2");
+}
+
+TEST(mckey_report, verdict_counts_what_was_lost) {
+  EXPECT_EQ(verdict(receiver(10, 10)).first, fabric::exit_code::ok);
+  auto [code, why] = verdict(receiver(10, 4));
+  EXPECT_EQ(code, fabric::exit_code::test_failed);
+  EXPECT_EQ(why, "lost 6 of 20 messages: received 14");
+  auto lines = loss_lines(receiver(10, 4));
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0], "mckey: qp 1: received 4 of 10 messages, 6 lost");
+}
+
+TEST(mckey_report, extra_datagrams_are_not_negative_loss) {
+  auto r = receiver(12, 10);
+  EXPECT_EQ(r.total_lost(), 0u);
+  EXPECT_EQ(verdict(r).first, fabric::exit_code::ok);
+}
+
+TEST(mckey_report, json_has_per_qp_join_results_and_counts) {
+  nlohmann::json j;
+  to_json(j, receiver(10, 7));
+  EXPECT_EQ(j["role"], "receiver");
+  EXPECT_EQ(j["group"], "239.1.2.3");
+  EXPECT_EQ(j["received"], 17);
+  EXPECT_EQ(j["expected"], 20);
+  EXPECT_EQ(j["lost"], 3);
+  ASSERT_EQ(j["results"].size(), 2u);
+  const auto& q = j["results"][1];
+  for (const char* key : {"index", "state", "qpn", "dgid", "mlid", "sl", "remote_qpn", "qkey", "join_ms", "received",
+                          "expected", "lost"})
+    EXPECT_TRUE(q.contains(key)) << key;
+  EXPECT_EQ(q["lost"], 3);
+  EXPECT_EQ(q["qkey"], 0x01234567);
+  for (const char* key : {"min", "p50", "p99", "p999", "max", "mean", "stdev"}) EXPECT_TRUE(j["join_us"].contains(key)) << key;
+}
+
+TEST(mckey_report, sender_json_counts_sends_only) {
+  report r = receiver(0, 0);
+  r.role = "sender";
+  for (auto& q : r.results) {
+    q.expected = 0;
+    q.sent = 10;
+  }
+  nlohmann::json j;
+  to_json(j, r);
+  EXPECT_EQ(j["sent"], 20);
+  EXPECT_FALSE(j.contains("lost"));
+  EXPECT_FALSE(j["results"][0].contains("received"));
+}
+
+TEST(mckey_report, a_failed_join_carries_its_error) {
+  report r = receiver(0, 0);
+  r.results[1] = qp_result{};
+  r.results[1].index = 1;
+  r.results[1].state = "failed";
+  r.results[1].error = "qp 1 joining 239.1.2.3: RDMA_CM_EVENT_MULTICAST_ERROR";
+  nlohmann::json j;
+  to_json(j, r);
+  EXPECT_EQ(j["results"][1]["state"], "failed");
+  EXPECT_FALSE(j["results"][1].contains("dgid"));
+  EXPECT_FALSE(j["results"][1].contains("join_ms"));
+}

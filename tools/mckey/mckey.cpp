@@ -1,0 +1,295 @@
+#include "mckey.hpp"
+
+#include "fabric/addr.hpp"
+#include "fabric/cm.hpp"
+#include "fabric/multicast.hpp"
+#include "fabric/ud.hpp"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <infiniband/ib.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+namespace mckey {
+
+namespace {
+
+using namespace fabric;
+using std::chrono::milliseconds;
+
+// rdma-core's mckey gives address resolution 2 s.
+constexpr int resolve_timeout_ms = 2000;
+
+double ms_since(clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); }
+
+struct member {
+  std::size_t index = 0;
+  cm_id id;
+  std::unique_ptr<ud_endpoint> ep;
+  std::unique_ptr<ud_traffic> traffic;
+  multicast_membership membership;  // leaves before the QP and the id go
+  ud_destination group;             // its AH goes before the endpoint's PD
+  clock::time_point join_started;
+};
+
+class test_run {
+public:
+  test_run(const options& opt, report& rep) : opt_(opt), rep_(rep) {}
+
+  void execute() {
+    describe();
+    channel_.emplace();
+    join_all();
+    if (count() > 0) {
+      if (opt_.sender)
+        send_all();
+      else
+        receive_all();
+    }
+  }
+
+  // Flushed per line: a script waits for the "joined" line before it
+  // starts a sender.
+  void say(std::string_view line) const {
+    if (opt_.out.json) return;
+    fmt::print("{}\n", line);
+    std::fflush(stdout);
+  }
+
+private:
+  [[nodiscard]] std::uint64_t count() const { return opt_.size == 0 ? 0 : static_cast<std::uint64_t>(opt_.count); }
+  qp_result& result(const member& m) { return rep_.results[m.index]; }
+
+  void describe() {
+    if (auto problem = usage_problem(opt_)) throw error(exit_code::usage, *problem);
+    auto ps = parse_port_space("", opt_.port_space_number);
+    if (!ps) throw error(exit_code::usage, fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", opt_.port_space_number));
+    ps_ = *ps;
+    rep_.role = opt_.sender ? "sender" : "receiver";
+    rep_.unmapped = !opt_.unmapped_group.empty();
+    rep_.group = rep_.unmapped ? opt_.unmapped_group : opt_.group;
+    rep_.bind = opt_.bind;
+    rep_.connections = opt_.connections;
+    rep_.count = static_cast<int>(count());
+    rep_.size = opt_.size;
+    rep_.port_space = port_space_name(ps_);
+    rep_.send_only = opt_.send_only;
+    rep_.no_loopback = opt_.no_loopback;
+    rep_.timeout_ms = opt_.timeout_ms;
+    rep_.verify = opt_.verify;
+  }
+
+  sockaddr* src() { return opt_.bind.empty() ? nullptr : reinterpret_cast<sockaddr*>(&src_); }
+  sockaddr* dst() { return reinterpret_cast<sockaddr*>(&dst_); }
+
+  void resolve_group() {
+    if (!opt_.bind.empty()) src_ = resolve_ip(opt_.bind);
+    if (rep_.unmapped) {
+      sockaddr_ib sib{};
+      sib.sib_family = AF_IB;
+      if (inet_pton(AF_INET6, opt_.unmapped_group.c_str(), &sib.sib_addr) != 1)
+        throw error(exit_code::usage, fmt::format("-M {}: not a GID", opt_.unmapped_group));
+      dst_ = copy_sockaddr(reinterpret_cast<sockaddr*>(&sib));
+    } else {
+      dst_ = resolve_ip(opt_.group);
+    }
+  }
+
+  // AF_IB groups and groups the SA assigns exist only on InfiniBand: say
+  // so, naming the port, instead of the kernel's bare errno.
+  void check_infiniband_only(rdma_cm_id* bound) {
+    std::string request;
+    if (rep_.unmapped)
+      request = fmt::format("-M {}: an unmapped (AF_IB) multicast group", opt_.unmapped_group);
+    else if (is_unspecified_group(dst()))
+      request = fmt::format("-m {}: a group assigned by the subnet administrator", opt_.group);
+    else
+      return;
+    auto ports = bound != nullptr && bound->verbs != nullptr ? std::vector<port_info>{query_port(bound)} : all_ports();
+    if (auto problem = infiniband_only_problem(request, ports)) throw error(exit_code::no_device, *problem);
+  }
+
+  void join_all() {
+    say(fmt::format("mckey: starting {}", opt_.sender ? "client" : "server"));
+    resolve_group();
+    say("mckey: joining");
+    for (int i = 0; i < opt_.connections; ++i) {
+      auto& m = *members_.emplace_back(std::make_unique<member>());
+      m.index = rep_.results.size();
+      rep_.results.emplace_back().index = m.index;
+      m.id = channel_->create_id(ps_, &m);
+      if (src()) check_rc(rdma_bind_addr(m.id.get(), src()), fmt::format("rdma_bind_addr {}", opt_.bind));
+      check_infiniband_only(m.id.get());
+      if (rep_.unmapped)
+        start_join(m);
+      else
+        check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), resolve_timeout_ms), fmt::format("rdma_resolve_addr {}", opt_.group));
+    }
+
+    std::size_t pending = members_.size();
+    idle_deadline until(milliseconds(opt_.timeout_ms));
+    while (pending > 0) {
+      auto ev = channel_->next(until.get());
+      if (!ev) {
+        for (auto& m : members_)
+          if (result(*m).state == "pending")
+            fail(*m, error(exit_code::timeout, fmt::format("qp {}: no join of {} within {} ms", m->index, rep_.group,
+                                                            opt_.timeout_ms)));
+        break;
+      }
+      until.touch();
+      auto& m = *static_cast<member*>(ev->id()->context);
+      try {
+        if (join_event(m, *ev)) --pending;
+      } catch (const error& e) {
+        fail(m, e);
+        --pending;
+      }
+    }
+    if (first_error_) throw *first_error_;
+  }
+
+  void start_join(member& m) {
+    auto port = query_port(m.id.get());
+    rep_.mtu = port.active_mtu;
+    rep_.link_layer = std::string(link_layer_name(port.link_layer));
+    if (count() > 0) {
+      port.path_mtu = port.active_mtu;
+      check_ud_size(static_cast<std::size_t>(opt_.size), port);
+    }
+    ud_config cfg;
+    cfg.size = static_cast<std::uint32_t>(opt_.size);
+    cfg.block_self_loopback = opt_.no_loopback;
+    m.ep = std::make_unique<ud_endpoint>(m.id.get(), clamp_depths(cfg, count(), port));
+    auto& r = result(m);
+    r.qpn = m.ep->qpn();
+    if (opt_.no_loopback) {
+      r.loopback_blocked = m.ep->loopback_blocked();
+      if (!m.ep->loopback_blocked() && rep_.loopback_note.empty()) {
+        rep_.loopback_note = m.ep->loopback_note();
+        fmt::print(stderr, "mckey: warning: {}\n", rep_.loopback_note);
+      }
+    }
+    m.traffic = std::make_unique<ud_traffic>(*m.ep, opt_.sender ? 0 : count(), opt_.verify, fmt::format("qp {}", m.index));
+    if (!opt_.sender) m.traffic->post_receives();
+    m.join_started = clock::now();
+    m.membership = join_multicast(m.id.get(), dst(),
+                                  opt_.send_only ? join_mode::send_only_full_member : join_mode::full_member, &m);
+  }
+
+  // Returns true when the QP reached its end (joined or failed).
+  bool join_event(member& m, const cm_event& ev) {
+    switch (ev.type()) {
+      case RDMA_CM_EVENT_ADDR_RESOLVED:
+        start_join(m);
+        return false;
+      case RDMA_CM_EVENT_MULTICAST_JOIN: {
+        auto g = joined_group(ev);
+        auto& r = result(m);
+        r.join_ms = ms_since(m.join_started);
+        r.dgid = g.dgid;
+        r.mlid = g.mlid;
+        r.sl = g.sl;
+        r.remote_qpn = g.qpn;
+        r.qkey = g.qkey;
+        say(joined_line(r));
+        m.group = group_destination(*m.ep, g);
+        r.state = "joined";
+        r.expected = opt_.sender ? 0 : count();
+        return true;
+      }
+      case RDMA_CM_EVENT_ADDR_ERROR:
+      case RDMA_CM_EVENT_ROUTE_ERROR:
+      case RDMA_CM_EVENT_MULTICAST_ERROR:
+        say(fmt::format("mckey: event: {}, error: {}", ev.name(), ev.status()));
+        fail(m, event_error(ev, fmt::format("qp {} joining {}", m.index, rep_.group)));
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  void fail(member& m, const error& e) {
+    auto& r = result(m);
+    if (r.state == "failed") return;
+    r.state = "failed";
+    r.error = e.what();
+    if (!first_error_) first_error_ = e;
+  }
+
+  void send_all() {
+    // As the original: give the fabric time to set up the group's routes.
+    if (opt_.delay_ms > 0 && interrupt_fd() >= 0) wait_readable(interrupt_fd(), deadline::after(milliseconds(opt_.delay_ms)));
+    say("initiating data transfers");
+    auto t0 = clock::now();
+    idle_deadline until(milliseconds(opt_.timeout_ms));
+    for (auto& m : members_) {
+      bool sent = m->traffic->send(m->group, count(), until);
+      result(*m).sent = m->traffic->sent();
+      if (!sent) throw error(exit_code::timeout, fmt::format("qp {}: send queue stalled", m->index));
+    }
+    for (auto& m : members_)
+      if (!m->traffic->finish_sends(until))
+        throw error(exit_code::timeout, fmt::format("qp {}: sends did not complete", m->index));
+    rep_.elapsed_ms = ms_since(t0);
+    say("data transfers complete");
+  }
+
+  // A QP that waits past the timeout ends the wait for all: the others'
+  // datagrams are already in their CQs and are only drained.
+  void receive_all() {
+    say("receiving data transfers");
+    auto t0 = clock::now();
+    idle_deadline until(milliseconds(opt_.timeout_ms));
+    bool waiting = true;
+    for (auto& m : members_) {
+      if (waiting)
+        waiting = m->traffic->receive_all(until);
+      else
+        m->traffic->drain();
+      auto& r = result(*m);
+      r.received = m->traffic->received();
+      r.verify_errors = m->traffic->verify_errors();
+    }
+    rep_.elapsed_ms = ms_since(t0);
+    if (verdict(rep_).first == exit_code::ok) say("data transfers complete");
+  }
+
+  const options& opt_;
+  report& rep_;
+  rdma_port_space ps_ = RDMA_PS_UDP;
+  sockaddr_storage src_{};
+  sockaddr_storage dst_{};
+  std::optional<error> first_error_;
+  // Teardown bottom-up: the members (leave, AH, QP, ...), their ids, then
+  // the event channel.
+  std::optional<cm_channel> channel_;
+  std::vector<std::unique_ptr<member>> members_;
+};
+
+}  // namespace
+
+exit_code run(const options& opt, report& rep) {
+  auto finish = [&](exit_code code) {
+    if (!opt.out.json) fmt::print("test complete\nreturn status {}\n", static_cast<int>(code));
+  };
+  test_run t(opt, rep);
+  try {
+    t.execute();
+  } catch (const error& e) {
+    finish(e.code());
+    throw;
+  }
+  auto [code, why] = verdict(rep);
+  for (const auto& line : loss_lines(rep)) t.say(line);
+  if (opt.stats)
+    for (const auto& line : stats_lines(rep)) t.say(line);
+  finish(code);
+  if (code != exit_code::ok) throw error(code, why);
+  return code;
+}
+
+}  // namespace mckey
