@@ -10,7 +10,7 @@ wait "$server" || rc=1
 "$BIN/udaddy" -b "$ADDR" -c 4 -C 100 --verify >/dev/null 2>&1 &
 server=$!
 for _ in $(seq 100); do rdma resource show cm_id 2>/dev/null | grep -q "LISTEN .*:7174 " && break; sleep 0.1; done
-timeout 60 "$BIN/udaddy" -s "$ADDR" -c 4 -C 100 --verify --stats | grep '^udaddy: [0-9c]' | sed 's/^/   /'
+timeout 60 "$BIN/udaddy" -s "$ADDR" -c 4 -C 100 --verify --stats | grep -E '^udaddy: ([0-9]|connect )' | sed 's/^/   /'
 rc=${PIPESTATUS[0]}
 wait "$server" || rc=1
 exit "$rc"
