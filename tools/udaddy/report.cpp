@@ -1,6 +1,7 @@
 // Options, report and their two renderings; no I/O here.
 #include "udaddy.hpp"
 
+#include "fabric/completion.hpp"
 #include "fabric/stats.hpp"
 
 #include <fmt/format.h>
@@ -11,8 +12,9 @@
 namespace udaddy {
 
 void add_options(CLI::App& app, options& opt) {
-  app.add_option("-s,--server", opt.server, "Server address: run as the client and connect to it");
-  app.add_option("-b,--bind", opt.bind, "Local address to bind to");
+  app.add_option("-s,--server", opt.server, "Server address: run as the client and connect to it")
+      ->type_name(std::string(fabric::completion::host_type));
+  app.add_option("-b,--bind", opt.bind, "Local address to bind to")->type_name(std::string(fabric::completion::host_type));
   app.add_option("-c,--connections", opt.connections, "Number of connections")
       ->check(CLI::Range(1, 65536))->capture_default_str();
   app.add_option("-C,--count", opt.count, "Messages each way per connection")
@@ -21,9 +23,12 @@ void add_options(CLI::App& app, options& opt) {
       ->check(CLI::Range(0, 1 << 20))->capture_default_str();
   app.add_option("-t,--tos", opt.tos, "Type of service (client), decimal or 0x hex");
   app.add_option("-p,--port-space-number", opt.port_space_number,
-                 "Port space as a number: 0x111 for UDP (default), 0x2 for IPoIB");
-  app.add_option("-P,--port-space", opt.port_space, "Port space: udp (default) or ipoib");
-  app.add_option("-f,--format", opt.format, "Address format: name, ip, ipv6 or gid")->capture_default_str();
+                 "Port space as a number: 0x111 for UDP (default), 0x2 for IPoIB")
+      ->type_name("0x111|0x2");
+  app.add_option("-P,--port-space", opt.port_space, "Port space: udp (default) or ipoib")->type_name("udp|ipoib");
+  app.add_option("-f,--format", opt.format, "Address format: name, ip, ipv6 or gid")
+      ->type_name("name|ip|ipv6|gid")
+      ->capture_default_str();
   app.add_option("--port", opt.port, "rdma_cm port number")->check(CLI::Range(1, 65535))->capture_default_str();
   fabric::cli::add_timeout_option(app, opt.timeout_ms,
                                   "Longest wait in ms without progress (connection, datagram) before giving up");
