@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Fault tests on the two-host bed (tests/fabric/bed --hosts 2): every tool
+# runs across the wire while netem drops or delays A's packets, while its
+# peer on B is killed, and while B's link goes down. Each run must end
+# within its cap with a documented exit status and, with -j, one JSON
+# document that says what was lost; a hang or a crash fails the test.
+# Ends with "faults: runs=N faults=N hangs=N crashes=N".
+. "$(dirname "$0")/../fabric/lib.sh" "$@"
+
+PEER=${FABRIC_PEER:?run this on a two-host bed: tests/fabric/bed --hosts 2}
+ON_PEER=$(cd "$(dirname "$0")/../fabric" && pwd)/on-peer
+RESPONDER=$(cd "$(dirname "$0")/../acm" && pwd)/acm_responder.py
+GROUP=239.1.2.3
+runs=0 faults=0 hangs=0 crashes=0
+
+netem() { tc qdisc replace dev eth0 root netem "$@"; }
+clear_netem() { tc qdisc del dev eth0 root 2>/dev/null || true; }
+
+# peer_start NAME 'CMD': runs CMD on B in bash, where $FABRIC_ADDR is B's
+# address and $BIN our binaries.
+peer_start() { "$ON_PEER" start "$1" bash -c "BIN=$BIN; $2" >/dev/null; }
+peer_stop() { "$ON_PEER" kill "$1" KILL >/dev/null 2>&1 || true; "$ON_PEER" wait "$1" 5 >/dev/null 2>&1 || true; }
+peer_link() { "$ON_PEER" run ip link set eth0 "$1" >/dev/null; }
+
+# The ACM stand-in on B, serving TCP port 6125 once this returns.
+start_responder() {
+  peer_start acm 'python3 '"$RESPONDER"' --tcp 6125 --tcp-host 0.0.0.0 --ready /tmp/acm.ready & r=$!
+    until [ -e /tmp/acm.ready ]; do sleep 0.1; done; echo ready; wait $r'
+  local until=$((SECONDS + 20))
+  until "$ON_PEER" out acm | grep -q '^ready$'; do
+    [ $SECONDS -lt $until ] || { fail "ACM responder on B did not start"; return 1; }
+    sleep 0.2
+  done
+}
+
+# until_peer_says NAME LINE: until B's command NAME has printed LINE (20 s at most).
+until_peer_says() {
+  local until=$((SECONDS + 20))
+  until "$ON_PEER" out "$1" | grep -qx "$2"; do
+    [ $SECONDS -lt $until ] || return 1
+    sleep 0.2
+  done
+}
+
+# B's port is ACTIVE again after its link came back (10 s at most).
+wait_peer_active() {
+  local until=$((SECONDS + 10))
+  while [ $SECONDS -lt $until ]; do
+    "$ON_PEER" run bash -c 'ibv_devinfo -d $FABRIC_DEV | grep -q PORT_ACTIVE' && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
+# judge NAME RC ALLOWED OUT ERR [JSON_CHECK]: a status 124 from the cap is
+# a hang, a signal (other than SIGINT's 130) or a sanitizer report a
+# crash; otherwise RC must be one of ALLOWED and OUT pass JSON_CHECK.
+judge() {
+  local name=$1 rc=$2 allowed=$3 out=$4 err=$5 expr=${6:-}
+  runs=$((runs + 1))
+  [ "$rc" -ne 0 ] && faults=$((faults + 1))
+  if [ "$rc" -eq 124 ]; then
+    hangs=$((hangs + 1)); fail "$name: hung (capped)"; show "$out" "$err"; return
+  fi
+  if { [ "$rc" -ge 128 ] && [ "$rc" -ne 130 ]; } || grep -qE 'AddressSanitizer|runtime error|LeakSanitizer' "$err"; then
+    crashes=$((crashes + 1)); fail "$name: crashed (exit $rc)"; show "$out" "$err"; return
+  fi
+  if [[ " $allowed " != *" $rc "* ]]; then
+    fail "$name: exit $rc, want one of $allowed"; show "$out" "$err"; return
+  fi
+  pass "$name: exit $rc"
+  [ -z "$expr" ] || check "$name: JSON says what happened" json_check "$out" "$expr"
+}
+
+# fault NAME ALLOWED CAP JSON_CHECK CMD...: runs CMD on A, capped.
+fault() {
+  local name=$1 allowed=$2 cap=$3 expr=$4 rc=0; shift 4
+  run_capped "$cap" "$@" || rc=$?
+  judge "$name" "$rc" "$allowed" "$LAST_OUT" "$LAST_ERR" "$expr"
+}
+
+# The JSON every tool owes: the common keys and its counts.
+common='d["tool"] and d["exit_code"] == d["exit_code"] and ("error" in d) and d["ok"] == (d["exit_code"] == 0)'
+rping_json="$common"' and d["pings"] >= 0 and "latency_us" in d'
+ud_json="$common"' and d["sent"] >= 0 and d["lost"] == d["expected"] - min(d["received"], d["expected"])'
+mckey_json="$common"' and d["lost"] == d["expected"] - min(d["received"], d["expected"])'
+rc_json="$common"' and d["counts"]["lost"] >= 0 and len(d["connections"]) > 0'
+acm_json="$common"' and "results" in d'
+
+# The network conditions each tool meets; RC retransmits, so loss may cost
+# only time there, while UD must count what went missing.
+conditions=("loss 10%" "loss 30%" "delay 50ms")
+
+for cond in "${conditions[@]}"; do
+  netem $cond
+  peer_start srv '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
+  sleep 1
+  fault "rping, $cond" "0 5 6" 90 "$rping_json" "$BIN/rping" -c -a "$PEER" -C 20 --timeout 5000 -j
+  peer_stop srv
+
+  peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 50 --timeout 3000'
+  sleep 1
+  fault "udaddy, $cond" "0 1 6" 60 "$ud_json" "$BIN/udaddy" -s "$PEER" -C 50 --timeout 3000 -j
+  peer_stop srv
+
+  # B's agent merges the streams: stderr follows a marker line.
+  peer_start rcv '$BIN/mckey -m '$GROUP' -b $FABRIC_ADDR -C 50 --timeout 3000 -j 2>/tmp/rcv.err; rc=$?; echo @@stderr; cat /tmp/rcv.err; exit $rc'
+  sleep 2
+  fault "mckey sender, $cond" "0" 30 "" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 50 --delay 0 --timeout 3000
+  rc=0; "$ON_PEER" wait rcv 30 >"$WORK/rcv.all" 2>&1 || rc=$?
+  sed '/^@@stderr$/,$d' "$WORK/rcv.all" >"$WORK/rcv.out"
+  sed '1,/^@@stderr$/d' "$WORK/rcv.all" >"$WORK/rcv.err"
+  judge "mckey receiver on B, $cond" "$rc" "0 1" "$WORK/rcv.out" "$WORK/rcv.err" "$mckey_json"
+
+  peer_start srv '$BIN/ucmatose -b $FABRIC_ADDR -c 4 -C 20 --timeout 5000'
+  sleep 1
+  fault "ucmatose, $cond" "0 1 5 6" 90 "$rc_json" "$BIN/ucmatose" -s "$PEER" -c 4 -C 20 --timeout 5000 -j
+  peer_stop srv
+
+    start_responder
+  fault "ib_acme, $cond" "0 1 5 6" 60 "$acm_json" "$BIN/ib_acme" -S "$PEER" -d 10.0.0.5 -C 100 --timeout 2000 -j
+  peer_stop acm
+  clear_netem
+done
+
+# The peer killed mid-run: each tool's wait for it is bounded.
+peer_start srv '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
+sleep 1
+start_bg cli "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
+sleep 2; peer_stop srv
+rc=0; wait_bg cli 30 || rc=$?
+judge "rping, server killed" "$rc" "5 6" "$(bg_out cli)" "$(bg_err cli)" "$rping_json"' and d["pings"] > 0'
+
+peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 30000 -S 1000 --timeout 3000'
+sleep 1
+start_bg cli "$BIN/udaddy" -s "$PEER" -C 30000 -S 1000 --timeout 3000 -j
+sleep 2; peer_stop srv
+rc=0; wait_bg cli 60 || rc=$?
+judge "udaddy, server killed" "$rc" "1 6" "$(bg_out cli)" "$(bg_err cli)" "$common"
+
+# The receiver's wait covers the time B's sender takes to start.
+start_bg rcv "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 1000000 --timeout 8000 -j
+sleep 2
+peer_start snd '$BIN/mckey -m '$GROUP' -b $FABRIC_ADDR -s -C 1000000 --delay 0'
+until_peer_says snd "initiating data transfers"
+sleep 1; peer_stop snd
+rc=0; wait_bg rcv 30 || rc=$?
+judge "mckey receiver, sender killed" "$rc" "1" "$(bg_out rcv)" "$(bg_err rcv)" "$mckey_json"' and d["received"] > 0'
+
+peer_start srv '$BIN/ucmatose -b $FABRIC_ADDR -c 2 -C 10000 -S 60000 --timeout 3000'
+sleep 1
+start_bg cli "$BIN/ucmatose" -s "$PEER" -c 2 -C 10000 -S 60000 --timeout 3000 -j
+sleep 3; peer_stop srv
+rc=0; wait_bg cli 60 || rc=$?
+judge "ucmatose, server killed" "$rc" "1 5 6" "$(bg_out cli)" "$(bg_err cli)" "$rc_json"
+
+start_responder
+start_bg cli "$BIN/ib_acme" -S "$PEER" -d 10.0.0.5 -C 1000000 --timeout 2000 -j
+sleep 2; peer_stop acm
+rc=0; wait_bg cli 30 || rc=$?
+judge "ib_acme, service killed" "$rc" "1 5 6" "$(bg_out cli)" "$(bg_err cli)" "$acm_json"
+
+# B's link goes down mid-run, and comes back for the next tool.
+link_down_case() {  # NAME ALLOWED JSON_CHECK CMD...
+  local name=$1 allowed=$2 expr=$3; shift 3
+  start_bg cli "$@"
+  sleep 2
+  peer_link down
+  local rc=0; wait_bg cli 60 || rc=$?
+  peer_link up
+  judge "$name" "$rc" "$allowed" "$(bg_out cli)" "$(bg_err cli)" "$expr"
+  wait_peer_active || fail "$name: B's port did not come back"
+}
+
+peer_start srv '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
+sleep 1
+link_down_case "rping, link down" "5 6" "$rping_json" "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
+peer_stop srv
+
+peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 30000 -S 1000 --timeout 3000'
+sleep 1
+link_down_case "udaddy, link down" "1 6" "$common" "$BIN/udaddy" -s "$PEER" -C 30000 -S 1000 --timeout 3000 -j
+peer_stop srv
+
+peer_start snd '$BIN/mckey -m '$GROUP' -b $FABRIC_ADDR -s -C 1000000 --delay 1000'
+link_down_case "mckey receiver, link down" "1" "$mckey_json" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 1000000 --timeout 3000 -j
+peer_stop snd
+
+peer_start srv '$BIN/ucmatose -b $FABRIC_ADDR -c 2 -C 10000 -S 60000 --timeout 3000'
+sleep 1
+link_down_case "ucmatose, link down" "1 5 6" "$rc_json" "$BIN/ucmatose" -s "$PEER" -c 2 -C 10000 -S 60000 --timeout 3000 -j
+peer_stop srv
+
+start_responder
+link_down_case "ib_acme, link down" "1 5 6" "$acm_json" "$BIN/ib_acme" -S "$PEER" -d 10.0.0.5 -C 1000000 --timeout 2000 -j
+peer_stop acm
+
+echo "faults: runs=$runs faults=$faults hangs=$hangs crashes=$crashes"
+finish
