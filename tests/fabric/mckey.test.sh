@@ -90,6 +90,14 @@ expect_rc 1 "json receiver without a sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR"
 check "json names the loss" json_check "$LAST_OUT" \
   'd["exit_code"] == 1 and d["received"] == 0 and d["expected"] == 10 and d["lost"] == 10 and not d["ok"]'
 
+# A sender with larger datagrams than the receiver's -S: a protocol error,
+# named, never a crash; shorter ones are counted, as the original does.
+start_bg rcv "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 5 -S 100 --timeout 3000
+wait_joined rcv 1
+expect_rc 0 "oversize sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 5 -S 1000 --delay 0 $T
+expect_bg rcv 7 "receiver of oversize datagrams: protocol error" 30
+check "oversize datagram named" grep -q "a datagram larger than our 100-byte messages arrived" "$(bg_err rcv)"
+
 # Requests only InfiniBand can serve are refused, naming the link layer.
 expect_rc 3 "-M on RoCE: no_device" "$BIN/mckey" -M ff0e::1234 -b "$ADDR" $T
 check "-M names the link layer" grep -q "needs an InfiniBand port; rxe0 port 1 is Ethernet" "$LAST_ERR"

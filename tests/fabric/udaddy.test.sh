@@ -72,6 +72,11 @@ check "server names the MTU" grep -q "larger than the path MTU 1024" "$LAST_ERR"
 expect_rc 3 "json on oversize" "$BIN/udaddy" -s "$ADDR" -S 4096 -j $T
 check "oversize json" json_check "$LAST_OUT" 'd["exit_code"] == 3 and "MTU 1024" in d["error"]'
 
+# A peer sending datagrams larger than the agreed size is a protocol error
+# on the receiving side, named as such, never a crash.
+pair "oversize datagrams" 7 1 "$BIN/udaddy -b $ADDR -S 100 --timeout 3000" "$BIN/udaddy -s $ADDR -S 1000 --timeout 3000"
+check "oversize datagram named" grep -q "a datagram larger than our 100-byte messages arrived" "$(bg_err srv)"
+
 # Count mismatch: the server takes 5 and replies 5; the client waits for
 # 10, and must end with the loss reported, never hang.
 pair "client -C 10 vs server -C 5" 0 1 "$BIN/udaddy -b $ADDR -C 5 $T" "$BIN/udaddy -s $ADDR -C 10 --timeout 3000 -j"

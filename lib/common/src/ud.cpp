@@ -257,6 +257,11 @@ void ud_traffic::completion(const ibv_wc& wc) {
     }
     return;
   }
+  if (wc.status == IBV_WC_LOC_LEN_ERR || wc.status == IBV_WC_LOC_QP_OP_ERR)
+    // What providers report for a datagram longer than the posted buffer: a
+    // peer that sends more than the size both sides agreed on.
+    throw error(exit_code::protocol, fmt::format("receive on {}: a datagram larger than our {}-byte messages arrived ({})",
+                                                 what_, ep_.config().size, wc_status_name(wc.status)));
   if (wc.status != IBV_WC_SUCCESS) throw wc_error(wc, fmt::format("receive on {}", what_));
   ++received_;
   auto slot = ud_endpoint::slot_of(wc);
