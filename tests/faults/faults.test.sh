@@ -131,9 +131,9 @@ sleep 2; peer_stop srv
 rc=0; wait_bg cli 30 || rc=$?
 judge "rping, server killed" "$rc" "5 6" "$(bg_out cli)" "$(bg_err cli)" "$rping_json"' and d["pings"] > 0'
 
-peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 30000 -S 1000 --timeout 3000'
+peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 100000 -S 1000 --timeout 3000'
 sleep 1
-start_bg cli "$BIN/udaddy" -s "$PEER" -C 30000 -S 1000 --timeout 3000 -j
+start_bg cli "$BIN/udaddy" -s "$PEER" -C 100000 -S 1000 --timeout 3000 -j
 sleep 2; peer_stop srv
 rc=0; wait_bg cli 60 || rc=$?
 judge "udaddy, server killed" "$rc" "1 6" "$(bg_out cli)" "$(bg_err cli)" "$common"
@@ -177,9 +177,10 @@ sleep 1
 link_down_case "rping, link down" "5 6" "$rping_json" "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
 peer_stop srv
 
-peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 30000 -S 1000 --timeout 3000'
+# Enough messages that the transfer is still under way when the link drops.
+peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 100000 -S 1000 --timeout 3000'
 sleep 1
-link_down_case "udaddy, link down" "1 6" "$common" "$BIN/udaddy" -s "$PEER" -C 30000 -S 1000 --timeout 3000 -j
+link_down_case "udaddy, link down" "1 6" "$common" "$BIN/udaddy" -s "$PEER" -C 100000 -S 1000 --timeout 3000 -j
 peer_stop srv
 
 peer_start snd '$BIN/mckey -m '$GROUP' -b $FABRIC_ADDR -s -C 1000000 --delay 1000'
