@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the build into a staging prefix and checks what a user gets:
 # every binary runs from its installed place, every man page renders
-# without groff warnings, every completion script loads in bash and zsh and
+# without groff warnings, no binary searches the current directory for
+# libraries, every completion script loads in bash and zsh and
 # offers the tool's options, and cpack builds a .deb with its dependencies.
 # Usage: install.test.sh BUILD_DIR
 set -euo pipefail
@@ -16,6 +17,29 @@ pass() { echo "PASS: $*"; passed=$((passed + 1)); }
 fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 
 cmake --install "$build" --prefix "$prefix" >/dev/null
+
+# What is wrong with an ELF file's RPATH/RUNPATH, if anything: an empty
+# entry makes the loader search the current directory (where anyone may
+# leave a library), and so does a relative one.
+search_path_problem() {  # FILE
+  local line paths p entries
+  line=$(readelf -d "$1" | grep -E '\((RPATH|RUNPATH)\)') || return 0
+  paths=${line##*[}
+  paths=${paths%]}
+  if [[ -z $paths || $paths == :* || $paths == *: || $paths == *::* ]]; then
+    echo "empty entry in [$paths]"
+    return
+  fi
+  IFS=: read -ra entries <<<"$paths"
+  for p in "${entries[@]}"; do
+    [[ $p == /* || $p == '$ORIGIN'* ]] || echo "relative entry $p in [$paths]"
+  done
+}
+for f in "$prefix"/bin/* "$prefix"/lib*/libfabric-common.so* "$build"/bin/* "$build"/lib*/libfabric-common.so*; do
+  [ -f "$f" ] && [ ! -L "$f" ] || continue
+  problem=$(search_path_problem "$f")
+  if [ -z "$problem" ]; then pass "${f#"$stage"/}: library search path"; else fail "${f#"$stage"/}: $problem"; fi
+done
 
 for tool in "${tools[@]}"; do
   bin=$prefix/bin/$tool
