@@ -169,18 +169,35 @@ std::span<std::byte> ud_endpoint::send_slot(std::uint32_t slot) const noexcept {
 }
 
 void ud_endpoint::post_send(const ud_destination& to, std::uint32_t slot, bool signaled) {
-  ibv_sge sge{send_buf_.addr() + std::size_t{slot} * cfg_.size, cfg_.size, send_buf_.lkey()};
-  ibv_send_wr wr{};
-  wr.wr_id = send_flag | slot;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND_WITH_IMM;
-  wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
-  wr.imm_data = htobe32(qpn());
-  wr.wr.ud.ah = to.ah.get();
-  wr.wr.ud.remote_qpn = to.qpn;
-  wr.wr.ud.remote_qkey = to.qkey;
-  fabric::post_send(qp_.get(), wr);
+  const ud_send one{slot, signaled};
+  post_sends(to, {&one, 1});
+}
+
+void ud_endpoint::post_sends(const ud_destination& to, std::span<const ud_send> sends) {
+  constexpr std::size_t batch = 32;
+  std::array<ibv_sge, batch> sges{};
+  std::array<ibv_send_wr, batch> wrs{};
+  while (!sends.empty()) {
+    std::size_t n = std::min(sends.size(), batch);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto slot = sends[i].slot;
+      sges[i] = ibv_sge{send_buf_.addr() + std::size_t{slot} * cfg_.size, cfg_.size, send_buf_.lkey()};
+      auto& wr = wrs[i];
+      wr = ibv_send_wr{};
+      wr.wr_id = send_flag | slot;
+      wr.next = i + 1 < n ? &wrs[i + 1] : nullptr;
+      wr.sg_list = &sges[i];
+      wr.num_sge = 1;
+      wr.opcode = IBV_WR_SEND_WITH_IMM;
+      wr.send_flags = sends[i].signaled ? IBV_SEND_SIGNALED : 0;
+      wr.imm_data = htobe32(qpn());
+      wr.wr.ud.ah = to.ah.get();
+      wr.wr.ud.remote_qpn = to.qpn;
+      wr.wr.ud.remote_qkey = to.qkey;
+    }
+    fabric::post_send(qp_.get(), wrs[0]);
+    sends = sends.subspan(n);
+  }
 }
 
 address_handle ud_endpoint::create_ah(const ibv_ah_attr& attr) const {
@@ -208,15 +225,22 @@ bool ud_traffic::send(const ud_destination& to, std::uint64_t count, idle_deadli
   std::uint64_t depth = ep_.config().send_depth;
   // Signaling only every half queue spares the provider a completion per message.
   std::uint64_t every = std::max<std::uint64_t>(1, depth / 2);
-  for (std::uint64_t i = 0; i < count; ++i) {
+  std::array<ud_send, 32> batch{};
+  for (std::uint64_t i = 0; i < count;) {
     while (sent_ - send_completed_ >= depth)
       if (!wait_some(until)) return false;
-    auto slot = static_cast<std::uint32_t>(sent_ % depth);
-    fill_payload(ep_.send_slot(slot), static_cast<std::uint32_t>(i));
-    bool signaled = (i + 1) % every == 0 || i + 1 == count;
-    ep_.post_send(to, slot, signaled);
-    ++sent_;
-    if (signaled) signaled_.push_back(sent_);
+    // As many as the queue takes, up to a batch, without wrapping the slots.
+    std::uint64_t first = sent_ % depth;
+    std::uint64_t n = std::min({count - i, depth - (sent_ - send_completed_), depth - first, std::uint64_t{batch.size()}});
+    for (std::uint64_t k = 0; k < n; ++k, ++i) {
+      auto slot = static_cast<std::uint32_t>(first + k);
+      fill_payload(ep_.send_slot(slot), static_cast<std::uint32_t>(i));
+      batch[k] = {slot, (i + 1) % every == 0 || i + 1 == count};
+    }
+    ep_.post_sends(to, std::span(batch).first(n));
+    for (std::uint64_t k = 0; k < n; ++k)
+      if (batch[k].signaled) signaled_.push_back(sent_ + k + 1);
+    sent_ += n;
   }
   return true;
 }

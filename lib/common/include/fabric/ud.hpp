@@ -77,6 +77,12 @@ struct ud_config {
 /// their shared CQ fit the device: at least 1 each.
 ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port) noexcept;
 
+/// One send of a whole send slot, and whether it asks for a completion.
+struct ud_send {
+  std::uint32_t slot = 0;
+  bool signaled = false;
+};
+
 /// Where datagrams go: an address handle, remote QPN and Q_Key.
 /// Destroy it before the endpoint whose PD created the AH.
 struct ud_destination {
@@ -124,6 +130,10 @@ public:
   /// immediate data the big-endian own QPN (how rdma-core's tools say who
   /// sent a datagram).
   void post_send(const ud_destination& to, std::uint32_t slot, bool signaled);
+  /// Posts several such sends as linked work requests: providers ring
+  /// their doorbell (for Soft-RoCE, a system call) once per post, not once
+  /// per message.
+  void post_sends(const ud_destination& to, std::span<const ud_send> sends);
 
   /// An AH for an address vector (from a CM event).
   [[nodiscard]] address_handle create_ah(const ibv_ah_attr& attr) const;

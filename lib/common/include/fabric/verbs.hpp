@@ -35,6 +35,8 @@ public:
   std::size_t wait_or(std::span<ibv_wc> out, int watch_fd, const deadline& until);
 
 private:
+  // Polls for a short while; 0 when nothing came.
+  std::size_t spin(std::span<ibv_wc> out);
   void rearm();
   comp_channel channel_;
   completion_queue cq_;
