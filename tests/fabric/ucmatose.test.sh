@@ -127,6 +127,20 @@ stop_bg srv KILL
 t0=$SECONDS
 expect_rc 5 "no server: connect_failed (5)" "$BIN/ucmatose" -s "$ADDR" -c 3
 check "no server: ends within 5 s" test $((SECONDS - t0)) -le 5
+run_capped 30 "$ORIG/ucmatose" -s "$ADDR"
+grep -v '^return status' "$LAST_OUT" > "$WORK/orig-no-server.out"
+run_capped 30 "$BIN/ucmatose" -s "$ADDR"
+check "no server: the original's lines, no data phase" diff -u "$WORK/orig-no-server.out" <(grep -v '^return status' "$LAST_OUT")
+
+# One connection of two refused: as in the original the test ends there,
+# without a data phase, and the established one is disconnected.
+start_bg srv "$BIN/ucmatose" -c 1 --timeout 3000
+wait_cm_listen 7471
+t0=$SECONDS
+expect_rc 5 "one of two refused: connect_failed (5)" "$BIN/ucmatose" -s "$ADDR" -c 2 --timeout 3000
+check "one of two refused: no data phase" bash -c '! grep -q "receiving data transfers" "$1"' _ "$LAST_OUT"
+check "one of two refused: ends within 10 s" test $((SECONDS - t0)) -le 10
+stop_bg srv KILL
 expect_rc 2 "bad format is a usage error" "$BIN/ucmatose" -f bogus
 expect_rc 2 "bad port space is a usage error" "$BIN/ucmatose" -P udp
 expect_rc 4 "unresolvable name: resolve_failed (4)" "$BIN/ucmatose" -s no-such-host.invalid

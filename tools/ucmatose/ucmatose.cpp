@@ -95,6 +95,12 @@ public:
     return error(*first_failure_, first_failure_what_);
   }
 
+  /// Whether a connection failed to set up: as in the original, that ends
+  /// the test, and the established connections are only disconnected.
+  [[nodiscard]] bool setup_failed() const {
+    return std::any_of(conns_.begin(), conns_.end(), [](const connection& c) { return c.st == state::failed; });
+  }
+
   /// A server that saw fewer clients than -c within --timeout says so here.
   [[nodiscard]] const std::string& shortage() const noexcept { return shortage_; }
 
@@ -599,6 +605,11 @@ exit_code session::run_client() {
   }
   connect_phase(false);
   if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
+  if (setup_failed()) {
+    disconnect_phase(true);
+    destroy();
+    return exit_code::ok;
+  }
   if (count_ > 0) {
     out_.line("receiving data transfers");
     complete_phase(&connection::recv_done, "received");
@@ -621,6 +632,11 @@ exit_code session::run_server() {
   conns_.reserve(static_cast<std::size_t>(o_.connections));
   connect_phase(true);
   if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
+  if (setup_failed()) {
+    disconnect_phase(true);
+    destroy();
+    return exit_code::ok;
+  }
   if (count_ > 0) {
     out_.line("initiating data transfers");
     for (std::size_t i = 0; i < conns_.size(); ++i)
