@@ -28,6 +28,7 @@ run_capped 30 "$BIN/rping" -c -a "$ADDR" -C 3 -v
 check "client prints the original's ping data lines" \
   grep -qxF 'ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqr' "$LAST_OUT"
 check "exactly 3 ping lines" test "$(grep -c '^ping data: ' "$LAST_OUT")" -eq 3
+check "client's stderr: the original's disconnect line" diff -u - "$LAST_ERR" <<<'client DISCONNECT EVENT...'
 wait_bg srv 20
 check "rdma-core server saw the same data" grep -q '^server ping data: rdma-ping-2: CDEF' "$(bg_out srv)"
 
@@ -37,6 +38,10 @@ run_capped 30 "$ORIG/rping" -c -a "$ADDR" -C 2 -v
 wait_bg srv 20
 check "our server prints 'server ping data:' lines" \
   grep -qxF 'server ping data: rdma-ping-1: BCDEFGHIJKLMNOPQRSTUVWXYZ[\]^_`abcdefghijklmnopqrs' "$(bg_out srv)"
+check "our server's stderr: the original's two lines at the client's end" diff -u - "$(bg_err srv)" <<'ERR'
+server DISCONNECT EVENT...
+wait for RDMA_READ_ADV state 10
+ERR
 
 # IPv6 and the self-created QP (-q).
 start_bg srv "$BIN/rping" -s -a "$FABRIC_ADDR6" -q

@@ -114,6 +114,12 @@ public:
     std::fputc('\n', stdout);
     std::fflush(stdout);
   }
+  /// The original's lines on stderr that every run prints.
+  void note(const std::string& text) {
+    if (opt_.out.json) return;
+    std::lock_guard lock(mutex_);
+    fmt::print(stderr, "{}\n", text);
+  }
   void debug(const std::string& text) {
     if (!opt_.debug) return;
     std::lock_guard lock(mutex_);
@@ -203,6 +209,13 @@ exit_code run_client(const options& o, report& r, printer& out) {
     throw error(exit_code::connect_failed, fmt::format("server {} disconnected after {} pings", res.peer, res.pings));
   }
   rdma_disconnect(c->conn.id.get());
+  // The server's answer ends the connection; the original reports it.
+  auto until = deadline::after(milliseconds(o.timeout_ms));
+  while (auto ev = c->conn.channel.next(until))
+    if (ev->type() == RDMA_CM_EVENT_DISCONNECTED) {
+      out.note("client DISCONNECT EVENT...");
+      break;
+    }
   if (o.stats) out.line("rping: " + format_stats(res));
   return res.verify_failures ? exit_code::test_failed : exit_code::ok;
 }
@@ -226,7 +239,10 @@ void serve(fabric::cm_channel& channel, fabric::cm_id id, const options& o, conn
       try {
         source = lk.await_info();
       } catch (const peer_gone&) {
-        break;  // the client is done
+        // The client is done; the original says so in these words.
+        out.note("server DISCONNECT EVENT...");
+        out.note("wait for RDMA_READ_ADV state 10");
+        break;
       }
       auto t0 = fabric::clock::now();
       if (source.size > buf.size())
