@@ -174,11 +174,10 @@ void ud_endpoint::post_send(const ud_destination& to, std::uint32_t slot, bool s
 }
 
 void ud_endpoint::post_sends(const ud_destination& to, std::span<const ud_send> sends) {
-  constexpr std::size_t batch = 32;
-  std::array<ibv_sge, batch> sges{};
-  std::array<ibv_send_wr, batch> wrs{};
+  std::array<ibv_sge, send_batch> sges{};
+  std::array<ibv_send_wr, send_batch> wrs{};
   while (!sends.empty()) {
-    std::size_t n = std::min(sends.size(), batch);
+    std::size_t n = std::min(sends.size(), send_batch);
     for (std::size_t i = 0; i < n; ++i) {
       auto slot = sends[i].slot;
       sges[i] = ibv_sge{send_buf_.addr() + std::size_t{slot} * cfg_.size, cfg_.size, send_buf_.lkey()};
@@ -225,7 +224,7 @@ bool ud_traffic::send(const ud_destination& to, std::uint64_t count, idle_deadli
   std::uint64_t depth = ep_.config().send_depth;
   // Signaling only every half queue spares the provider a completion per message.
   std::uint64_t every = std::max<std::uint64_t>(1, depth / 2);
-  std::array<ud_send, 32> batch{};
+  std::array<ud_send, ud_endpoint::send_batch> batch{};
   for (std::uint64_t i = 0; i < count;) {
     while (sent_ - send_completed_ >= depth)
       if (!wait_some(until)) return false;

@@ -130,10 +130,11 @@ public:
   /// immediate data the big-endian own QPN (how rdma-core's tools say who
   /// sent a datagram).
   void post_send(const ud_destination& to, std::uint32_t slot, bool signaled);
-  /// Posts several such sends as linked work requests: providers ring
-  /// their doorbell (for Soft-RoCE, a system call) once per post, not once
-  /// per message.
+  /// Posts several such sends as linked work requests, up to
+  /// `send_batch` per post: providers ring their doorbell (for Soft-RoCE,
+  /// a system call) once per post, not once per message.
   void post_sends(const ud_destination& to, std::span<const ud_send> sends);
+  static constexpr std::size_t send_batch = 32;
 
   /// An AH for an address vector (from a CM event).
   [[nodiscard]] address_handle create_ah(const ibv_ah_attr& attr) const;
