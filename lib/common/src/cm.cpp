@@ -78,11 +78,18 @@ cm_id cm_channel::create_id(rdma_port_space ps, void* context) {
   return cm_id(id);
 }
 
-std::optional<cm_event> cm_channel::next(const deadline& until) {
+std::optional<cm_event> cm_channel::try_next() {
   for (;;) {
     rdma_cm_event* ev = nullptr;
     if (rdma_get_cm_event(ch_.get(), &ev) == 0) return cm_event(ev);
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) throw_errno(errno, "rdma_get_cm_event");
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return std::nullopt;
+    if (errno != EINTR) throw_errno(errno, "rdma_get_cm_event");
+  }
+}
+
+std::optional<cm_event> cm_channel::next(const deadline& until) {
+  for (;;) {
+    if (auto ev = try_next()) return ev;
     if (!wait_readable(ch_->fd, until)) return std::nullopt;
   }
 }
@@ -95,6 +102,12 @@ cm_event cm_channel::expect(rdma_cm_event_type expected, const deadline& until, 
 }
 
 void cm_channel::adopt(rdma_cm_id* id) { check_rc(rdma_migrate_id(id, ch_.get()), "rdma_migrate_id"); }
+
+ibv_context* sole_device() {
+  int n = 0;
+  std::unique_ptr<ibv_context*, release<&rdma_free_devices>> list(rdma_get_devices(&n));
+  return list && n == 1 ? list.get()[0] : nullptr;
+}
 
 void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst,
                         std::chrono::milliseconds timeout, const deadline& until) {

@@ -7,8 +7,9 @@
 namespace fabric {
 
 
-cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
-                   std::uint32_t* max_inline) {
+namespace {
+
+ibv_qp_init_attr rc_init_attr(ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg) {
   ibv_qp_init_attr attr{};
   attr.qp_type = IBV_QPT_RC;
   attr.send_cq = send_cq;
@@ -19,6 +20,24 @@ cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
   attr.cap.max_send_sge = 1;
   attr.cap.max_recv_sge = 1;
   attr.cap.max_inline_data = cfg.max_inline;
+  return attr;
+}
+
+void move_to_init(ibv_qp* qp, std::uint8_t port) {
+  ibv_qp_attr init{};
+  init.qp_state = IBV_QPS_INIT;
+  init.pkey_index = 0;
+  init.port_num = port;
+  init.qp_access_flags = 0;
+  check_ret(ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
+            "ibv_modify_qp INIT");
+}
+
+}  // namespace
+
+cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
+                   std::uint32_t* max_inline) {
+  ibv_qp_init_attr attr = rc_init_attr(send_cq, recv_cq, cfg);
   int rc = rdma_create_qp(id, pd, &attr);
   if (rc != 0 && cfg.max_inline > 0) {
     // Providers may refuse inline data; plain sends work everywhere.
@@ -30,30 +49,33 @@ cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
   return cm_qp(id);
 }
 
+verbs_qp create_unattached_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
+                                 std::uint8_t port) {
+  ibv_qp_init_attr attr = rc_init_attr(send_cq, recv_cq, cfg);
+  verbs_qp qp(check_ptr(ibv_create_qp(pd, &attr), "ibv_create_qp"));
+  move_to_init(qp.get(), port);
+  return qp;
+}
+
+cm_qp attach_rc_qp(rdma_cm_id* id, verbs_qp qp) {
+  if (id->qp) throw error(exit_code::system, "attach_rc_qp: the id has a QP already");
+  if (id->verbs != qp->context) throw error(exit_code::system, "attach_rc_qp: the QP is on another device");
+  // What rdma_create_qp leaves behind: librdmacm drives id->qp from here on.
+  id->pd = qp->pd;
+  id->qp = qp.release();
+  return cm_qp(id);
+}
+
 rc_endpoint::rc_endpoint(rdma_cm_id* id, const rc_config& cfg) : id_(id), cfg_(cfg) {
   if (!id->verbs) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
   pd_ = alloc_pd(id->verbs);
   int depth = static_cast<int>(cfg.send_depth + cfg.recv_depth);
   cq_ = std::make_unique<event_cq>(id->verbs, depth, cfg.busy_poll);
 
-  ibv_qp_init_attr attr{};
-  attr.qp_type = IBV_QPT_RC;
-  attr.send_cq = cq_->get();
-  attr.recv_cq = cq_->get();
-  attr.cap.max_send_wr = cfg.send_depth;
-  attr.cap.max_recv_wr = cfg.recv_depth;
-  attr.cap.max_send_sge = 1;
-  attr.cap.max_recv_sge = 1;
-  attr.cap.max_inline_data = cfg.max_inline;
+  ibv_qp_init_attr attr = rc_init_attr(cq_->get(), cq_->get(), cfg);
   if (cfg.self_created_qp) {
     own_qp_.reset(check_ptr(ibv_create_qp(pd_.get(), &attr), "ibv_create_qp"));
-    ibv_qp_attr init{};
-    init.qp_state = IBV_QPS_INIT;
-    init.pkey_index = 0;
-    init.port_num = id->port_num;
-    init.qp_access_flags = 0;
-    check_ret(ibv_modify_qp(own_qp_.get(), &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-              "ibv_modify_qp INIT");
+    move_to_init(own_qp_.get(), id->port_num);
   } else {
     cm_qp_ = create_rc_qp(id, pd_.get(), cq_->get(), cq_->get(), cfg, &max_inline_);
     return;

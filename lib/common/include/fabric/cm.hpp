@@ -62,6 +62,9 @@ public:
   /// The next event, or nullopt when the deadline passes first.
   std::optional<cm_event> next(const deadline& until);
 
+  /// The next event if one is queued; never waits.
+  std::optional<cm_event> try_next();
+
   /// The next event, which must be `expected` on any id; any other event
   /// or a timeout throws an error naming `what`.
   cm_event expect(rdma_cm_event_type expected, const deadline& until, std::string_view what);
@@ -72,6 +75,10 @@ public:
 private:
   event_channel ch_;
 };
+
+/// The device every id is bound to when the host has exactly one RDMA
+/// device (librdmacm's context for it); nullptr when it has several.
+ibv_context* sole_device();
 
 /// Resolves address then route of a client id, waiting for both events.
 /// `timeout` is handed to rdma_resolve_addr/route; `until` bounds the wait.

@@ -29,6 +29,18 @@ struct rc_config {
 cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
                    std::uint32_t* max_inline = nullptr);
 
+/// Creates an RC QP before its connection exists (ibv_create_qp) and moves
+/// it to INIT on `port`, so that receives can be posted on it at once.
+/// attach_rc_qp hands it to an id later; rdma_accept and rdma_connect then
+/// take it through INIT (with the connection's own port and P_Key), RTR and
+/// RTS, as they do a QP from rdma_create_qp.
+verbs_qp create_unattached_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
+                                 std::uint8_t port);
+
+/// Makes `qp` the QP of `id`, as rdma_create_qp would have made one; the
+/// returned handle destroys it. Throws when they are on different devices.
+cm_qp attach_rc_qp(rdma_cm_id* id, verbs_qp qp);
+
 /// PD, CQ and QP of one connection, on an rdma_cm id the caller owns.
 class rc_endpoint {
 public:
