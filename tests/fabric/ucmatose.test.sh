@@ -145,4 +145,17 @@ expect_rc 2 "bad format is a usage error" "$BIN/ucmatose" -f bogus
 expect_rc 2 "bad port space is a usage error" "$BIN/ucmatose" -P udp
 expect_rc 4 "unresolvable name: resolve_failed (4)" "$BIN/ucmatose" -s no-such-host.invalid
 
+# Both ways of making QPs: with one RDMA device a server makes its clients'
+# QPs ahead; with two, a wildcard server cannot know which device a client
+# comes in on and makes each QP when its client comes, while a server bound
+# to an address still makes them ahead.
+ip link add ucm-x0 type veth peer name ucm-x1 && ip link set ucm-x0 up && ip link set ucm-x1 up
+rdma link add rxe_ucm type rxe netdev ucm-x0
+check "a second RDMA device" test "$(rdma link show | wc -l)" -ge 2
+pair "two devices: QPs made on arrival" "$BIN" "$BIN" -c 4 -C 5 --verify
+pair "two devices, rdma-core's client: QPs made on arrival" "$BIN" "$ORIG" -c 4 -C 5
+pair "two devices, bound server: QPs made ahead" "$BIN" "$BIN" -c 4 -C 5 --verify -b "$ADDR"
+rdma link delete rxe_ucm
+ip link del ucm-x0
+
 finish

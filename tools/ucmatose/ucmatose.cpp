@@ -1,6 +1,7 @@
 #include "ucmatose.hpp"
 
 #include "payload.hpp"
+#include "made_ahead.hpp"
 
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
@@ -61,6 +62,15 @@ struct device_resources {
   int cq_depth = 0;
 };
 
+/// A QP made for a connection before the connection needed it (in INIT,
+/// its receives posted), with the CQs it was made on.
+struct prepared_qp {
+  fabric::verbs_qp qp;
+  ibv_cq* send_cq = nullptr;
+  ibv_cq* recv_cq = nullptr;
+  double create_us = 0;                    // what making it took: the connection's create_qp step
+};
+
 enum class state { resolving_addr, resolving_route, connecting, established, failed };
 
 /// Bookkeeping of one connection beside its report entry.
@@ -116,8 +126,10 @@ private:
 
   device_resources& device_for(ibv_context* verbs);
   ibv_cq* slice_cq(device_resources& dev, int entries);
-  void create_qp(std::size_t i);
-  void post_recvs(std::size_t i);
+  fabric::rc_config qp_config() const;
+  void start_factory(ibv_context* verbs, std::uint8_t port);
+  void setup_qp(std::size_t i);
+  void post_recvs(ibv_qp* qp, std::size_t i, const device_resources& dev) const;
   void post_sends(std::size_t i);
   void set_id_options(rdma_cm_id* id, bool client);
 
@@ -155,10 +167,11 @@ private:
   std::vector<fabric::cm_id> ids_;                     // destroyed after the device resources
   std::vector<fabric::cm_id> refused_;                 // requests beyond -c, rejected
   std::vector<std::unique_ptr<device_resources>> devices_;
+  std::unique_ptr<made_ahead<prepared_qp>> factory_;   // destroyed before the devices
+  ibv_context* factory_device_ = nullptr;
   std::vector<fabric::cm_qp> qps_;                     // destroyed first
   std::vector<connection> conns_;
   std::vector<ibv_send_wr> send_wrs_;
-  std::vector<ibv_recv_wr> recv_wrs_;
   std::vector<ibv_sge> sges_;
 };
 
@@ -236,37 +249,73 @@ ibv_cq* session::slice_cq(device_resources& dev, int entries) {
   return dev.current;
 }
 
-void session::create_qp(std::size_t i) {
-  auto& c = conns_[i];
-  start(i, step::create_qp);
-  c.dev = &device_for(c.id->verbs);
-  int depth = static_cast<int>(std::max<std::uint32_t>(count_, 1));
-  c.send_cq = slice_cq(*c.dev, depth);
-  c.recv_cq = slice_cq(*c.dev, depth);
+fabric::rc_config session::qp_config() const {
   fabric::rc_config cfg;
-  cfg.send_depth = static_cast<std::uint32_t>(depth);
-  cfg.recv_depth = static_cast<std::uint32_t>(depth);
+  cfg.send_depth = std::max<std::uint32_t>(count_, 1);
+  cfg.recv_depth = cfg.send_depth;
   cfg.signal_all = true;
-  qps_[i] = fabric::create_rc_qp(c.id, c.dev->pd.get(), c.send_cq, c.recv_cq, cfg);
-  finish(i, step::create_qp);
+  return cfg;
 }
 
-void session::post_recvs(std::size_t i) {
-  if (count_ == 0) return;
+void session::start_factory(ibv_context* verbs, std::uint8_t port) {
+  auto& dev = device_for(verbs);
+  auto cfg = qp_config();
+  auto depth = static_cast<int>(cfg.send_depth);
+  // The helper thread only makes QPs and posts receives; the CQ slices are
+  // handed out here.
+  auto n = static_cast<std::size_t>(o_.connections);
+  std::vector<std::pair<ibv_cq*, ibv_cq*>> cqs(n);
+  for (auto& [send, recv] : cqs) {
+    send = slice_cq(dev, depth);
+    recv = slice_cq(dev, depth);
+  }
+  factory_device_ = verbs;
+  factory_ = std::make_unique<made_ahead<prepared_qp>>(n, [this, &dev, cfg, port, cqs = std::move(cqs)](std::size_t k) {
+    auto t = fabric::clock::now();
+    prepared_qp p;
+    std::tie(p.send_cq, p.recv_cq) = cqs[k];
+    p.qp = fabric::create_unattached_rc_qp(dev.pd.get(), p.send_cq, p.recv_cq, cfg, port);
+    post_recvs(p.qp.get(), k, dev);
+    p.create_us = micros(t, fabric::clock::now());
+    return p;
+  });
+}
+
+void session::setup_qp(std::size_t i) {
   auto& c = conns_[i];
+  c.dev = &device_for(c.id->verbs);
+  if (factory_ && factory_device_ == c.id->verbs) {
+    prepared_qp p = factory_->take(i);
+    c.send_cq = p.send_cq;
+    c.recv_cq = p.recv_cq;
+    result(i).step_us[static_cast<std::size_t>(step::create_qp)] = p.create_us;
+    qps_[i] = fabric::attach_rc_qp(c.id, std::move(p.qp));
+    return;
+  }
+  start(i, step::create_qp);
+  auto cfg = qp_config();
+  c.send_cq = slice_cq(*c.dev, static_cast<int>(cfg.send_depth));
+  c.recv_cq = slice_cq(*c.dev, static_cast<int>(cfg.recv_depth));
+  qps_[i] = fabric::create_rc_qp(c.id, c.dev->pd.get(), c.send_cq, c.recv_cq, cfg);
+  finish(i, step::create_qp);
+  post_recvs(qps_[i].get(), i, *c.dev);
+}
+
+void session::post_recvs(ibv_qp* qp, std::size_t i, const device_resources& dev) const {
+  if (count_ == 0) return;
   auto size = static_cast<std::uint32_t>(o_.size);
-  sges_.resize(count_);
-  recv_wrs_.resize(count_);
+  // Called from the QP factory's thread too: nothing shared is written.
+  std::vector<ibv_sge> sges(count_);
+  std::vector<ibv_recv_wr> wrs(count_);
   for (std::uint32_t s = 0; s < count_; ++s) {
     std::size_t slot = o_.verify ? i * count_ + s : 0;
-    sges_[s] = {c.dev->recv_buf.addr() + slot * size, size, c.dev->recv_buf.lkey()};
-    recv_wrs_[s] = {};
-    recv_wrs_[s].wr_id = make_wr_id(i, s, false);
-    recv_wrs_[s].sg_list = &sges_[s];
-    recv_wrs_[s].num_sge = 1;
-    recv_wrs_[s].next = s + 1 < count_ ? &recv_wrs_[s + 1] : nullptr;
+    sges[s] = {dev.recv_buf.addr() + slot * size, size, dev.recv_buf.lkey()};
+    wrs[s].wr_id = make_wr_id(i, s, false);
+    wrs[s].sg_list = &sges[s];
+    wrs[s].num_sge = 1;
+    wrs[s].next = s + 1 < count_ ? &wrs[s + 1] : nullptr;
   }
-  fabric::post_recv(qps_[i].get(), recv_wrs_[0]);
+  fabric::post_recv(qp, wrs[0]);
 }
 
 void session::post_sends(std::size_t i) {
@@ -328,9 +377,8 @@ void session::on_connect_request(fabric::cm_event& ev) {
   r_.connections.emplace_back().peer = fabric::peer_name(conns_[i].id);
   ++pending_;
   try {
-    create_qp(i);
+    setup_qp(i);
     set_id_options(conns_[i].id, false);
-    post_recvs(i);
     start(i, step::connect);
     fabric::check_rc(rdma_accept(conns_[i].id, nullptr), "rdma_accept");
   } catch (const error& e) {
@@ -369,11 +417,12 @@ void session::handle(fabric::cm_event& ev) {
         c.st = state::resolving_route;
         start(i, step::resolve_route);
         fabric::check_rc(rdma_resolve_route(c.id, 2000), "rdma_resolve_route");
+        // The device is known now: the QPs are made ahead while routes resolve.
+        if (!factory_) start_factory(c.id->verbs, c.id->port_num);
         break;
       case RDMA_CM_EVENT_ROUTE_RESOLVED: {
         finish(i, step::resolve_route);
-        create_qp(i);
-        post_recvs(i);
+        setup_qp(i);
         rdma_conn_param param{};
         param.responder_resources = 1;
         param.initiator_depth = 1;
@@ -465,7 +514,7 @@ bool session::drive(const std::function<bool()>& done) {
           if (n < 0) fabric::throw_errno(-n, "ibv_poll_cq");
           for (int k = 0; k < n; ++k) on_completion(wcs[static_cast<std::size_t>(k)]);
         }
-    while (auto ev = events().next(deadline::after(milliseconds(0)))) handle(*ev);
+    while (auto ev = events().try_next()) handle(*ev);
     if (done()) return true;
     fds.clear();
     fds.push_back(events().fd());
@@ -565,6 +614,7 @@ void session::destroy() {
     spent[i] = micros(t0[i], fabric::clock::now());
   }
   qps_.clear();
+  factory_.reset();
   devices_.clear();
   for (std::size_t i = 0; i < conns_.size(); ++i) {
     auto t = fabric::clock::now();
@@ -632,6 +682,12 @@ exit_code session::run_server() {
   auto local = fabric::resolve(query(o_.bind, RAI_PASSIVE));
   listener_ = fabric::listen_at(channel_, local->ai_src_addr, static_cast<rdma_port_space>(local->ai_port_space), 0);
   conns_.reserve(static_cast<std::size_t>(o_.connections));
+  // The expected clients' QPs are made ahead, while nobody waits, so that
+  // accepting costs only the CM exchange. Which device a client comes in
+  // on is known ahead only for a bound listener or a host with one device;
+  // otherwise a QP is made when its client comes.
+  if (ibv_context* verbs = listener_->verbs ? listener_->verbs : fabric::sole_device())
+    start_factory(verbs, listener_->verbs ? listener_->port_num : 1);
   connect_phase(true);
   if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
   if (setup_failed()) {
