@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <csignal>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -64,6 +65,24 @@ TEST(MadeAhead, WhatTheHelperFailedToMakeIsMadeAgainSoThatTheCallerGetsTheError)
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "caller");
   }
+}
+
+TEST(MadeAhead, SignalsStayWithTheCaller) {
+  sigset_t before, after;
+  pthread_sigmask(SIG_SETMASK, nullptr, &before);
+  std::atomic<bool> blocked_in_helper{false}, made{false};
+  made_ahead<int> items(1, [&](std::size_t) {
+    sigset_t now;
+    pthread_sigmask(SIG_SETMASK, nullptr, &now);
+    blocked_in_helper = sigismember(&now, SIGINT) == 1 && sigismember(&now, SIGTERM) == 1;
+    made = true;
+    return 0;
+  });
+  while (!made) std::this_thread::yield();
+  pthread_sigmask(SIG_SETMASK, nullptr, &after);
+  EXPECT_TRUE(blocked_in_helper);
+  EXPECT_EQ(sigismember(&after, SIGINT), sigismember(&before, SIGINT));
+  EXPECT_EQ(sigismember(&after, SIGTERM), sigismember(&before, SIGTERM));
 }
 
 TEST(MadeAhead, ItemsNobodyTookAreDestroyedWithIt) {

@@ -31,11 +31,10 @@ public:
     for (std::size_t k = 0; k < count_; ++k) state_[k].store(idle, std::memory_order_relaxed);
     // Signals (Ctrl-C) stay with the thread that waits for them: the
     // helper starts with all of them blocked.
-    sigset_t all, old;
+    sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
+    signals_blocked blocked(all);
     helper_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
 
   /// Stops the helper; items nobody took are destroyed.
@@ -57,6 +56,18 @@ public:
 
 private:
   enum slot : int { idle, making, made, taken };
+
+  /// Blocks signals on this thread for its lifetime.
+  class signals_blocked {
+  public:
+    explicit signals_blocked(const sigset_t& set) { pthread_sigmask(SIG_BLOCK, &set, &old_); }
+    ~signals_blocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+    signals_blocked(const signals_blocked&) = delete;
+    signals_blocked& operator=(const signals_blocked&) = delete;
+
+  private:
+    sigset_t old_;
+  };
 
   void run(const std::stop_token& stop) {
     for (std::size_t k = 0; k < count_ && !stop.stop_requested(); ++k) {
