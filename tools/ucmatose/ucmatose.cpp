@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace ucmatose {
@@ -127,7 +128,10 @@ private:
   device_resources& device_for(ibv_context* verbs);
   ibv_cq* slice_cq(device_resources& dev, int entries);
   fabric::rc_config qp_config() const;
+  /// Starts making QPs ahead on `verbs`, once. If that fails, each
+  /// connection makes its own QP and meets the error there, at its step.
   void start_factory(ibv_context* verbs, std::uint8_t port);
+  void make_factory(ibv_context* verbs, std::uint8_t port);
   void setup_qp(std::size_t i);
   void post_recvs(ibv_qp* qp, std::size_t i, const device_resources& dev) const;
   void post_sends(std::size_t i);
@@ -169,6 +173,7 @@ private:
   std::vector<std::unique_ptr<device_resources>> devices_;
   std::unique_ptr<made_ahead<prepared_qp>> factory_;   // destroyed before the devices
   ibv_context* factory_device_ = nullptr;
+  bool factory_tried_ = false;
   std::vector<fabric::cm_qp> qps_;                     // destroyed first
   std::vector<connection> conns_;
   std::vector<ibv_send_wr> send_wrs_;
@@ -258,6 +263,15 @@ fabric::rc_config session::qp_config() const {
 }
 
 void session::start_factory(ibv_context* verbs, std::uint8_t port) {
+  if (std::exchange(factory_tried_, true)) return;
+  try {
+    make_factory(verbs, port);
+  } catch (const error& e) {
+    if (e.code() == exit_code::interrupted) throw;
+  }
+}
+
+void session::make_factory(ibv_context* verbs, std::uint8_t port) {
   auto& dev = device_for(verbs);
   auto cfg = qp_config();
   auto depth = static_cast<int>(cfg.send_depth);
@@ -418,7 +432,7 @@ void session::handle(fabric::cm_event& ev) {
         start(i, step::resolve_route);
         fabric::check_rc(rdma_resolve_route(c.id, 2000), "rdma_resolve_route");
         // The device is known now: the QPs are made ahead while routes resolve.
-        if (!factory_) start_factory(c.id->verbs, c.id->port_num);
+        start_factory(c.id->verbs, c.id->port_num);
         break;
       case RDMA_CM_EVENT_ROUTE_RESOLVED: {
         finish(i, step::resolve_route);
