@@ -48,3 +48,12 @@ TEST(document, exit_code_names_are_stable) {
   EXPECT_EQ(fabric::to_string(exit_code::usage), "usage");
   EXPECT_EQ(fabric::to_string(exit_code::interrupted), "interrupted");
 }
+
+TEST(document, test_end_lines_are_the_originals_and_absent_with_json) {
+  testing::internal::CaptureStdout();
+  fabric::cli::print_test_end({}, exit_code::timeout);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "test complete\nreturn status 6\n");
+  testing::internal::CaptureStdout();
+  fabric::cli::print_test_end({.json = true}, exit_code::ok);
+  EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
+}

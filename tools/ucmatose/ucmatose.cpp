@@ -750,8 +750,7 @@ exit_code run(const options& o, report& r) {
   }
   if (o.stats && !o.out.json)
     for (const auto& line : format_stats(r)) out.line(line);
-  out.line("test complete");
-  out.line(fmt::format("return status {}", static_cast<int>(code)));
+  fabric::cli::print_test_end(o.out, code);
   if (code != exit_code::ok) throw error(code, why);
   return code;
 }

@@ -344,23 +344,19 @@ private:
 }  // namespace
 
 exit_code run(const options& opt, report& rep) {
-  auto finish = [&](exit_code code) {
-    if (opt.out.json) return;
-    fmt::print("test complete\nreturn status {}\n", static_cast<int>(code));
-  };
   test_run t(opt, rep);
   try {
     t.execute();
   } catch (const error& e) {
     for (const auto& line : loss_lines(rep)) t.say(line);
-    finish(e.code());
+    fabric::cli::print_test_end(opt.out, e.code());
     throw;
   }
   auto [code, why] = verdict(rep);
   for (const auto& line : loss_lines(rep)) t.say(line);
   if (opt.stats)
     for (const auto& line : stats_lines(rep)) t.say(line);
-  finish(code);
+  fabric::cli::print_test_end(opt.out, code);
   if (code != exit_code::ok) throw error(code, why);
   return code;
 }

@@ -22,6 +22,12 @@ CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view
       ->capture_default_str();
 }
 
+void print_test_end(const output_options& out, exit_code code) {
+  if (out.json) return;
+  fmt::print("test complete\nreturn status {}\n", static_cast<int>(code));
+  std::fflush(stdout);
+}
+
 nlohmann::json make_document(std::string_view tool, exit_code code, std::string_view error_message) {
   nlohmann::json doc;
   doc["tool"] = tool;

@@ -38,6 +38,10 @@ using render_fn = std::function<void(nlohmann::json&)>;
 int run(std::string_view tool, CLI::App& app, int argc, char** argv, const output_options& out,
         const body_fn& body, const render_fn& render);
 
+/// The lines rdma-core's udaddy, mckey and ucmatose end with, "test
+/// complete" and "return status N", on stdout; nothing with --json.
+void print_test_end(const output_options& out, exit_code code);
+
 /// The common keys of a document; exposed for tests and for tools that
 /// build documents themselves.
 nlohmann::json make_document(std::string_view tool, exit_code code, std::string_view error_message);
