@@ -106,16 +106,15 @@ public:
     return error(*first_failure_, first_failure_what_);
   }
 
-  /// Whether a connection failed to set up: as in the original, that ends
-  /// the test, and the established connections are only disconnected.
-  [[nodiscard]] bool setup_failed() const {
-    return std::any_of(conns_.begin(), conns_.end(), [](const connection& c) { return c.st == state::failed; });
-  }
-
   /// A server that saw fewer clients than -c within --timeout says so here.
   [[nodiscard]] const std::string& shortage() const noexcept { return shortage_; }
 
 private:
+  /// Whether a connection failed to set up.
+  [[nodiscard]] bool setup_failed() const {
+    return std::any_of(conns_.begin(), conns_.end(), [](const connection& c) { return c.st == state::failed; });
+  }
+
   fabric::addr_query query(const std::string& node, int extra_flags) const;
   fabric::cm_channel& events() { return migrated_ ? *migrated_ : channel_; }
   connection_result& result(std::size_t i) { return r_.connections[i]; }
@@ -149,6 +148,10 @@ private:
   /// `done_count`); marks the stragglers with an error on timeout.
   void complete_phase(std::uint64_t connection::*done_count, std::string_view what);
   void connect_phase(bool server);
+  /// Sets every connection up; false when one failed, and then, as in the
+  /// original, the test ends there: the established connections are only
+  /// disconnected, and everything is destroyed.
+  bool set_up(bool server);
   void migrate();
   void disconnect_phase(bool initiate);
   void destroy();
@@ -579,6 +582,15 @@ void session::connect_phase(bool server) {
   }
 }
 
+bool session::set_up(bool server) {
+  connect_phase(server);
+  if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
+  if (!setup_failed()) return true;
+  disconnect_phase(true);
+  destroy();
+  return false;
+}
+
 void session::migrate() {
   out_.line("migrating to new event channel");
   auto ch = std::make_unique<fabric::cm_channel>();
@@ -669,13 +681,7 @@ exit_code session::run_client() {
            fabric::classify_errno(err));
     }
   }
-  connect_phase(false);
-  if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
-  if (setup_failed()) {
-    disconnect_phase(true);
-    destroy();
-    return exit_code::ok;
-  }
+  if (!set_up(false)) return exit_code::ok;
   if (count_ > 0) {
     out_.line("receiving data transfers");
     complete_phase(&connection::recv_done, "received");
@@ -702,13 +708,7 @@ exit_code session::run_server() {
   // otherwise a QP is made when its client comes.
   if (ibv_context* verbs = listener_->verbs ? listener_->verbs : fabric::sole_device())
     start_factory(verbs, listener_->verbs ? listener_->port_num : 1);
-  connect_phase(true);
-  if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
-  if (setup_failed()) {
-    disconnect_phase(true);
-    destroy();
-    return exit_code::ok;
-  }
+  if (!set_up(true)) return exit_code::ok;
   if (count_ > 0) {
     out_.line("initiating data transfers");
     for (std::size_t i = 0; i < conns_.size(); ++i)
