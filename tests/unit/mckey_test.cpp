@@ -1,23 +1,16 @@
 #include "mckey.hpp"
+#include "parse_options.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
+#include <utility>
 
 using namespace mckey;
 
 namespace {
 
-options parse(std::vector<std::string> args) {
-  CLI::App app;
-  options opt;
-  fabric::cli::add_output_options(app, opt.out);
-  add_options(app, opt);
-  std::reverse(args.begin(), args.end());
-  app.parse(args);
-  return opt;
-}
+options parse(std::vector<std::string> args) { return parse_options<options>(std::move(args)); }
 
 qp_result joined(std::size_t index, std::uint64_t expected, std::uint64_t received) {
   qp_result q;

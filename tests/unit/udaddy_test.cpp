@@ -1,22 +1,17 @@
 #include "udaddy.hpp"
+#include "parse_options.hpp"
 
 #include "fabric/ud.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <utility>
+
 using namespace udaddy;
 
 namespace {
-options parse(std::vector<std::string> args) {
-  CLI::App app;
-  options opt;
-  fabric::cli::add_output_options(app, opt.out);
-  add_options(app, opt);
-  std::reverse(args.begin(), args.end());
-  app.parse(args);
-  return opt;
-}
+options parse(std::vector<std::string> args) { return parse_options<options>(std::move(args)); }
 
 report two_connections() {
   report r;
