@@ -131,6 +131,10 @@ private:
   /// connection makes its own QP and meets the error there, at its step.
   void start_factory(ibv_context* verbs, std::uint8_t port);
   void make_factory(ibv_context* verbs, std::uint8_t port);
+  /// Makes connection i's QP on `dev` and posts its receives; safe on the
+  /// factory's thread (nothing shared is written).
+  prepared_qp make_qp(const device_resources& dev, ibv_cq* send_cq, ibv_cq* recv_cq, std::uint8_t port,
+                      std::size_t i) const;
   void setup_qp(std::size_t i);
   void post_recvs(ibv_qp* qp, std::size_t i, const device_resources& dev) const;
   void post_sends(std::size_t i);
@@ -276,8 +280,7 @@ void session::start_factory(ibv_context* verbs, std::uint8_t port) {
 
 void session::make_factory(ibv_context* verbs, std::uint8_t port) {
   auto& dev = device_for(verbs);
-  auto cfg = qp_config();
-  auto depth = static_cast<int>(cfg.send_depth);
+  auto depth = static_cast<int>(qp_config().send_depth);
   // The helper thread only makes QPs and posts receives; the CQ slices are
   // handed out here.
   auto n = static_cast<std::size_t>(o_.connections);
@@ -287,35 +290,40 @@ void session::make_factory(ibv_context* verbs, std::uint8_t port) {
     recv = slice_cq(dev, depth);
   }
   factory_device_ = verbs;
-  factory_ = std::make_unique<made_ahead<prepared_qp>>(n, [this, &dev, cfg, port, cqs = std::move(cqs)](std::size_t k) {
-    auto t = fabric::clock::now();
-    prepared_qp p;
-    std::tie(p.send_cq, p.recv_cq) = cqs[k];
-    p.qp = fabric::create_unattached_rc_qp(dev.pd.get(), p.send_cq, p.recv_cq, cfg, port);
-    post_recvs(p.qp.get(), k, dev);
-    p.create_us = micros(t, fabric::clock::now());
-    return p;
+  factory_ = std::make_unique<made_ahead<prepared_qp>>(n, [this, &dev, port, cqs = std::move(cqs)](std::size_t k) {
+    return make_qp(dev, cqs[k].first, cqs[k].second, port, k);
   });
+}
+
+prepared_qp session::make_qp(const device_resources& dev, ibv_cq* send_cq, ibv_cq* recv_cq, std::uint8_t port,
+                             std::size_t i) const {
+  auto t = fabric::clock::now();
+  prepared_qp p;
+  p.send_cq = send_cq;
+  p.recv_cq = recv_cq;
+  p.qp = fabric::create_unattached_rc_qp(dev.pd.get(), send_cq, recv_cq, qp_config(), port);
+  post_recvs(p.qp.get(), i, dev);
+  p.create_us = micros(t, fabric::clock::now());
+  return p;
 }
 
 void session::setup_qp(std::size_t i) {
   auto& c = conns_[i];
   c.dev = &device_for(c.id->verbs);
+  prepared_qp p;
   if (factory_ && factory_device_ == c.id->verbs) {
-    prepared_qp p = factory_->take(i);
-    c.send_cq = p.send_cq;
-    c.recv_cq = p.recv_cq;
-    result(i).step_us[static_cast<std::size_t>(step::create_qp)] = p.create_us;
-    qps_[i] = fabric::attach_rc_qp(c.id, std::move(p.qp));
-    return;
+    p = factory_->take(i);
+  } else {
+    // Made here and now: no factory, or the connection came in on another device.
+    auto depth = static_cast<int>(qp_config().send_depth);
+    ibv_cq* send_cq = slice_cq(*c.dev, depth);
+    ibv_cq* recv_cq = slice_cq(*c.dev, depth);
+    p = make_qp(*c.dev, send_cq, recv_cq, c.id->port_num, i);
   }
-  start(i, step::create_qp);
-  auto cfg = qp_config();
-  c.send_cq = slice_cq(*c.dev, static_cast<int>(cfg.send_depth));
-  c.recv_cq = slice_cq(*c.dev, static_cast<int>(cfg.recv_depth));
-  qps_[i] = fabric::create_rc_qp(c.id, c.dev->pd.get(), c.send_cq, c.recv_cq, cfg);
-  finish(i, step::create_qp);
-  post_recvs(qps_[i].get(), i, *c.dev);
+  c.send_cq = p.send_cq;
+  c.recv_cq = p.recv_cq;
+  result(i).step_us[static_cast<std::size_t>(step::create_qp)] = p.create_us;
+  qps_[i] = fabric::attach_rc_qp(c.id, std::move(p.qp));
 }
 
 void session::post_recvs(ibv_qp* qp, std::size_t i, const device_resources& dev) const {
