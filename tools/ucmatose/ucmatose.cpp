@@ -120,8 +120,12 @@ private:
   connection_result& result(std::size_t i) { return r_.connections[i]; }
   std::size_t index_of(const rdma_cm_id* id) const { return reinterpret_cast<std::uintptr_t>(id->context) - 1; }
 
-  void start(std::size_t i, step s) { conns_[i].started[static_cast<std::size_t>(s)] = fabric::clock::now(); }
-  void finish(std::size_t i, step s);
+  // Steps that meet share a time stamp: under emulation a clock read can
+  // be a system call.
+  void start(std::size_t i, step s, time_point at = fabric::clock::now()) {
+    conns_[i].started[static_cast<std::size_t>(s)] = at;
+  }
+  void finish(std::size_t i, step s, time_point at = fabric::clock::now());
   void fail(std::size_t i, const std::string& why, exit_code code);
 
   device_resources& device_for(ibv_context* verbs);
@@ -204,10 +208,10 @@ fabric::addr_query session::query(const std::string& node, int extra_flags) cons
   return q;
 }
 
-void session::finish(std::size_t i, step s) {
+void session::finish(std::size_t i, step s, time_point at) {
   auto k = static_cast<std::size_t>(s);
   if (conns_[i].started[k] == time_point{}) return;
-  result(i).step_us[k] = micros(conns_[i].started[k], fabric::clock::now());
+  result(i).step_us[k] = micros(conns_[i].started[k], at);
 }
 
 void session::fail(std::size_t i, const std::string& why, exit_code code) {
@@ -436,15 +440,17 @@ void session::handle(fabric::cm_event& ev) {
   auto& c = conns_[i];
   try {
     switch (ev.type()) {
-      case RDMA_CM_EVENT_ADDR_RESOLVED:
-        finish(i, step::resolve_addr);
+      case RDMA_CM_EVENT_ADDR_RESOLVED: {
+        auto now = fabric::clock::now();
+        finish(i, step::resolve_addr, now);
         set_id_options(c.id, true);
         c.st = state::resolving_route;
-        start(i, step::resolve_route);
+        start(i, step::resolve_route, now);
         fabric::check_rc(rdma_resolve_route(c.id, 2000), "rdma_resolve_route");
         // The device is known now: the QPs are made ahead while routes resolve.
         start_factory(c.id->verbs, c.id->port_num);
         break;
+      }
       case RDMA_CM_EVENT_ROUTE_RESOLVED: {
         finish(i, step::resolve_route);
         setup_qp(i);
@@ -461,15 +467,17 @@ void session::handle(fabric::cm_event& ev) {
         fabric::check_rc(rdma_connect(c.id, &param), "rdma_connect");
         break;
       }
-      case RDMA_CM_EVENT_ESTABLISHED:
-        finish(i, step::connect);
+      case RDMA_CM_EVENT_ESTABLISHED: {
+        auto now = fabric::clock::now();
+        finish(i, step::connect, now);
         if (c.st != state::failed) {
           c.st = state::established;
           result(i).established = true;
-          last_established_ = fabric::clock::now();
+          last_established_ = now;
           if (pending_ > 0) --pending_;
         }
         break;
+      }
       case RDMA_CM_EVENT_ADDR_ERROR:
       case RDMA_CM_EVENT_ROUTE_ERROR:
       case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -544,7 +552,7 @@ bool session::drive(const std::function<bool()>& done) {
     fds.clear();
     fds.push_back(events().fd());
     for (auto& d : devices_) fds.push_back(d->cqs->fd());
-    int ready = fabric::wait_any(fds, deadline::after(milliseconds(o_.timeout_ms)));
+    int ready = fabric::wait_any(fds, milliseconds(o_.timeout_ms));
     if (ready < 0) return false;
     if (ready > 0) devices_[static_cast<std::size_t>(ready - 1)]->cqs->consume_events();
   }

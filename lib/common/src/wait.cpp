@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <iterator>
 #include <cerrno>
@@ -64,7 +65,11 @@ void throw_if_interrupted() {
 
 int interrupt_fd() noexcept { return g_pipe[0]; }
 
-int wait_any(std::span<const int> fds, const deadline& until) {
+namespace {
+/// poll(2) on `fds` and the self-pipe; `timeout_ms()` gives poll's timeout
+/// for each try (tries repeat after EINTR).
+template <typename Timeout>
+int poll_any(std::span<const int> fds, Timeout timeout_ms) {
   pollfd polled[8];
   if (fds.size() + 1 > std::size(polled)) throw error(exit_code::system, "wait_any: too many descriptors");
   for (;;) {
@@ -72,7 +77,7 @@ int wait_any(std::span<const int> fds, const deadline& until) {
     nfds_t n = 0;
     for (int fd : fds) polled[n++] = {fd, POLLIN, 0};
     polled[n++] = {g_pipe[0], POLLIN, 0};
-    int rc = ::poll(polled, n, until.poll_timeout());
+    int rc = ::poll(polled, n, timeout_ms());
     if (rc < 0) {
       if (errno == EINTR) continue;
       throw_errno(errno, "poll");
@@ -82,6 +87,16 @@ int wait_any(std::span<const int> fds, const deadline& until) {
     for (std::size_t i = 0; i < fds.size(); ++i)
       if (polled[i].revents != 0) return static_cast<int>(i);
   }
+}
+}  // namespace
+
+int wait_any(std::span<const int> fds, const deadline& until) {
+  return poll_any(fds, [&] { return until.poll_timeout(); });
+}
+
+int wait_any(std::span<const int> fds, std::chrono::milliseconds quiet) {
+  auto ms = std::clamp<std::chrono::milliseconds::rep>(quiet.count(), 0, 1'000'000'000);
+  return poll_any(fds, [ms] { return static_cast<int>(ms); });
 }
 
 bool wait_readable(int fd, const deadline& until) { return wait_any(std::span<const int>(&fd, 1), until) == 0; }

@@ -50,6 +50,11 @@ bool wait_readable(int fd, const deadline& until);
 /// the deadline passes; throws error(exit_code::interrupted) on a signal.
 int wait_any(std::span<const int> fds, const deadline& until);
 
+/// As above, for an inactivity timeout: -1 when none of `fds` became
+/// readable for `quiet`. The clock is never read, which matters in loops that
+/// wait once per event (under emulation a clock read can be a system call).
+int wait_any(std::span<const int> fds, std::chrono::milliseconds quiet);
+
 /// Sets O_NONBLOCK on a descriptor, so that reads after poll never block.
 void set_nonblocking(int fd);
 

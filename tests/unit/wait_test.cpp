@@ -1,0 +1,47 @@
+#include "fabric/wait.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+
+namespace {
+using namespace std::chrono_literals;
+
+struct pipe_pair {
+  std::array<int, 2> fd{-1, -1};
+  pipe_pair() { EXPECT_EQ(::pipe(fd.data()), 0); }
+  ~pipe_pair() {
+    ::close(fd[0]);
+    ::close(fd[1]);
+  }
+  void make_readable() { EXPECT_EQ(::write(fd[1], "x", 1), 1); }
+};
+}  // namespace
+
+TEST(wait, a_quiet_period_ends_the_wait_after_it_has_passed) {
+  pipe_pair a, b;
+  std::array<int, 2> fds{a.fd[0], b.fd[0]};
+  auto t0 = fabric::clock::now();
+  EXPECT_EQ(fabric::wait_any(fds, 30ms), -1);
+  EXPECT_GE(fabric::clock::now() - t0, 30ms);
+  EXPECT_EQ(fabric::wait_any(fds, 0ms), -1);
+}
+
+TEST(wait, the_readable_descriptor_is_named_by_its_index) {
+  pipe_pair a, b;
+  std::array<int, 2> fds{a.fd[0], b.fd[0]};
+  b.make_readable();
+  EXPECT_EQ(fabric::wait_any(fds, 10'000ms), 1);
+  EXPECT_EQ(fabric::wait_any(fds, fabric::deadline::after(10'000ms)), 1);
+  a.make_readable();
+  EXPECT_EQ(fabric::wait_any(fds, 10'000ms), 0);
+}
+
+TEST(wait, a_passed_deadline_does_not_block) {
+  pipe_pair a;
+  EXPECT_FALSE(fabric::wait_readable(a.fd[0], fabric::deadline::after(0ms)));
+  EXPECT_TRUE(fabric::deadline::after(0ms).expired());
+  EXPECT_EQ(fabric::deadline::never().poll_timeout(), -1);
+}
