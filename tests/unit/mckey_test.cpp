@@ -89,7 +89,7 @@ TEST(mckey_report, verdict_counts_what_was_lost) {
 
 TEST(mckey_report, extra_datagrams_are_not_negative_loss) {
   auto r = receiver(12, 10);
-  EXPECT_EQ(r.total_lost(), 0u);
+  EXPECT_EQ(r.totals().lost, 0u);
   EXPECT_EQ(verdict(r).first, fabric::exit_code::ok);
 }
 

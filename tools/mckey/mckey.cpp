@@ -23,8 +23,6 @@ using std::chrono::milliseconds;
 // rdma-core's mckey gives address resolution 2 s.
 constexpr int resolve_timeout_ms = 2000;
 
-double ms_since(clock::time_point t) { return std::chrono::duration<double, std::milli>(clock::now() - t).count(); }
-
 struct member {
   std::size_t index = 0;
   cm_id id;
@@ -129,26 +127,20 @@ private:
         check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), resolve_timeout_ms), fmt::format("rdma_resolve_addr {}", opt_.group));
     }
 
-    std::size_t pending = members_.size();
-    idle_deadline until(milliseconds(opt_.timeout_ms));
-    while (pending > 0) {
-      auto ev = channel_->next(until.get());
-      if (!ev) {
-        for (auto& m : members_)
-          if (result(*m).state == "pending")
-            fail(*m, error(exit_code::timeout, fmt::format("qp {}: no join of {} within {} ms", m->index, rep_.group,
-                                                            opt_.timeout_ms)));
-        break;
-      }
-      until.touch();
-      auto& m = *static_cast<member*>(ev->id()->context);
+    bool settled = channel_->settle(members_.size(), milliseconds(opt_.timeout_ms), [this](cm_event& ev) {
+      auto& m = *static_cast<member*>(ev.id()->context);
       try {
-        if (join_event(m, *ev)) --pending;
+        return join_event(m, ev);
       } catch (const error& e) {
         fail(m, e);
-        --pending;
+        return true;
       }
-    }
+    });
+    if (!settled)
+      for (auto& m : members_)
+        if (result(*m).state == "pending")
+          fail(*m, error(exit_code::timeout, fmt::format("qp {}: no join of {} within {} ms", m->index, rep_.group,
+                                                          opt_.timeout_ms)));
     if (first_error_) throw *first_error_;
   }
 
@@ -213,11 +205,7 @@ private:
   }
 
   void fail(member& m, const error& e) {
-    auto& r = result(m);
-    if (r.state == "failed") return;
-    r.state = "failed";
-    r.error = e.what();
-    if (!first_error_) first_error_ = e;
+    if (result(m).fail(e) && !first_error_) first_error_ = e;
   }
 
   void send_all() {

@@ -3,6 +3,7 @@
 // to it or count the ones that arrive; wire-compatible with rdma-core's mckey.
 
 #include "fabric/cli.hpp"
+#include "fabric/ud_report.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -34,23 +35,13 @@ void add_options(CLI::App& app, options& opt);
 /// The usage problem of a parsed command line (what CLI11 cannot check), or nothing.
 std::optional<std::string> usage_problem(const options& opt);
 
-struct qp_result {
-  std::size_t index = 0;
-  std::string state = "pending";   // pending, joined, failed
-  std::string error;
-  std::optional<std::uint32_t> qpn;
+// state: pending, joined, failed; remote_qpn and qkey are the group's.
+struct qp_result : fabric::ud_result {
   std::optional<std::string> dgid;
   std::optional<std::uint16_t> mlid;
   std::optional<std::uint8_t> sl;
-  std::optional<std::uint32_t> remote_qpn, qkey;
   std::optional<double> join_ms;
   std::optional<bool> loopback_blocked;
-  std::uint64_t expected = 0;      // receivers: messages awaited
-  std::uint64_t sent = 0;
-  std::uint64_t received = 0;
-  std::uint64_t verify_errors = 0;
-
-  [[nodiscard]] std::uint64_t lost() const noexcept { return received < expected ? expected - received : 0; }
 };
 
 struct report {
@@ -70,8 +61,7 @@ struct report {
   std::optional<double> elapsed_ms;  // the data phase
   std::string loopback_note;         // why -l could not be honoured
 
-  [[nodiscard]] std::uint64_t total(std::uint64_t qp_result::*field) const noexcept;
-  [[nodiscard]] std::uint64_t total_lost() const noexcept;
+  [[nodiscard]] fabric::ud_totals totals() const { return fabric::totals(results); }
 };
 
 void to_json(nlohmann::json& j, const report& r);

@@ -41,18 +41,6 @@ std::optional<std::string> usage_problem(const options& opt) {
   return std::nullopt;
 }
 
-std::uint64_t report::total(std::uint64_t qp_result::*field) const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& q : results) n += q.*field;
-  return n;
-}
-
-std::uint64_t report::total_lost() const noexcept {
-  std::uint64_t n = 0;
-  for (const auto& q : results) n += q.lost();
-  return n;
-}
-
 void to_json(nlohmann::json& j, const report& r) {
   j["role"] = r.role;
   if (r.role == "none") return;  // stopped before the options were understood
@@ -70,42 +58,25 @@ void to_json(nlohmann::json& j, const report& r) {
   if (!r.link_layer.empty()) j["link_layer"] = r.link_layer;
   if (!r.loopback_note.empty()) j["loopback_note"] = r.loopback_note;
 
+  // A sender's QPs receive nothing, a receiver's send nothing.
+  bool sender = r.role == "sender";
+  fabric::ud_counts_shown shown{.sent = sender, .received = !sender, .verify = !sender && r.verify};
   std::vector<double> joins;
   auto& results = j["results"] = nlohmann::json::array();
   for (const auto& q : r.results) {
     nlohmann::json e;
-    e["index"] = q.index;
-    e["state"] = q.state;
-    if (!q.error.empty()) e["error"] = q.error;
-    if (q.qpn) e["qpn"] = *q.qpn;
+    fabric::to_json(e, q, shown);
     if (q.dgid) e["dgid"] = *q.dgid;
     if (q.mlid) e["mlid"] = *q.mlid;
     if (q.sl) e["sl"] = *q.sl;
-    if (q.remote_qpn) e["remote_qpn"] = *q.remote_qpn;
-    if (q.qkey) e["qkey"] = *q.qkey;
     if (q.join_ms) {
       e["join_ms"] = *q.join_ms;
       joins.push_back(*q.join_ms * 1000.0);
     }
     if (q.loopback_blocked) e["loopback_blocked"] = *q.loopback_blocked;
-    if (r.role == "sender") {
-      e["sent"] = q.sent;
-    } else {
-      e["received"] = q.received;
-      e["expected"] = q.expected;
-      e["lost"] = q.lost();
-      if (r.verify) e["verify_errors"] = q.verify_errors;
-    }
     results.push_back(std::move(e));
   }
-  if (r.role == "sender") {
-    j["sent"] = r.total(&qp_result::sent);
-  } else {
-    j["received"] = r.total(&qp_result::received);
-    j["expected"] = r.total(&qp_result::expected);
-    j["lost"] = r.total_lost();
-    if (r.verify) j["verify_errors"] = r.total(&qp_result::verify_errors);
-  }
+  fabric::add_totals(j, r.totals(), shown);
   if (r.elapsed_ms) j["elapsed_ms"] = *r.elapsed_ms;
   if (!joins.empty()) j["join_us"] = fabric::summarize(joins);
 }
@@ -115,26 +86,16 @@ std::string joined_line(const qp_result& q) {
                      static_cast<int>(q.sl.value_or(0)));
 }
 
-std::vector<std::string> loss_lines(const report& r) {
-  std::vector<std::string> lines;
-  for (const auto& q : r.results) {
-    if (q.state != "joined") continue;
-    if (q.lost() > 0)
-      lines.push_back(fmt::format("mckey: qp {}: received {} of {} messages, {} lost", q.index, q.received, q.expected,
-                                  q.lost()));
-    if (q.verify_errors > 0)
-      lines.push_back(fmt::format("mckey: qp {}: {} messages failed verification", q.index, q.verify_errors));
-  }
-  return lines;
-}
+std::vector<std::string> loss_lines(const report& r) { return fabric::loss_lines("mckey: qp", "joined", r.results); }
 
 std::vector<std::string> stats_lines(const report& r) {
   std::vector<std::string> lines;
+  auto t = r.totals();
   if (r.role == "sender")
-    lines.push_back(fmt::format("mckey: {} QPs, sent {}", r.results.size(), r.total(&qp_result::sent)));
+    lines.push_back(fmt::format("mckey: {} QPs, sent {}", r.results.size(), t.sent));
   else
-    lines.push_back(fmt::format("mckey: {} QPs, received {} of {}, lost {}", r.results.size(),
-                                r.total(&qp_result::received), r.total(&qp_result::expected), r.total_lost()));
+    lines.push_back(fmt::format("mckey: {} QPs, received {} of {}, lost {}", r.results.size(), t.received, t.expected,
+                                t.lost));
   std::vector<double> joins;
   for (const auto& q : r.results)
     if (q.join_ms) joins.push_back(*q.join_ms * 1000.0);
@@ -142,13 +103,6 @@ std::vector<std::string> stats_lines(const report& r) {
   return lines;
 }
 
-std::pair<fabric::exit_code, std::string> verdict(const report& r) {
-  if (auto lost = r.total_lost())
-    return {fabric::exit_code::test_failed, fmt::format("lost {} of {} messages: received {}", lost,
-                                                        r.total(&qp_result::expected), r.total(&qp_result::received))};
-  if (auto bad = r.total(&qp_result::verify_errors))
-    return {fabric::exit_code::test_failed, fmt::format("{} messages failed verification", bad)};
-  return {fabric::exit_code::ok, {}};
-}
+std::pair<fabric::exit_code, std::string> verdict(const report& r) { return fabric::loss_verdict(r.totals()); }
 
 }  // namespace mckey

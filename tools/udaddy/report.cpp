@@ -43,26 +43,10 @@ std::optional<address_format> parse_format(const std::string& name) {
   return std::nullopt;
 }
 
-namespace {
-template <class F>
-std::uint64_t sum(const report& r, F f) {
-  std::uint64_t n = 0;
-  for (const auto& c : r.results) n += f(c);
-  return n;
-}
-}  // namespace
-
-std::uint64_t report::total_sent() const noexcept { return sum(*this, [](auto& c) { return c.sent; }); }
-std::uint64_t report::total_received() const noexcept { return sum(*this, [](auto& c) { return c.received; }); }
-std::uint64_t report::total_expected() const noexcept { return sum(*this, [](auto& c) { return c.expected; }); }
-std::uint64_t report::total_lost() const noexcept { return sum(*this, [](auto& c) { return c.lost(); }); }
-std::uint64_t report::total_verify_errors() const noexcept {
-  return sum(*this, [](auto& c) { return c.verify_errors; });
-}
-
 std::optional<double> report::messages_per_second() const noexcept {
   if (!elapsed_ms || *elapsed_ms <= 0) return std::nullopt;
-  return static_cast<double>(total_sent() + total_received()) * 1000.0 / *elapsed_ms;
+  auto t = totals();
+  return static_cast<double>(t.sent + t.received) * 1000.0 / *elapsed_ms;
 }
 
 void to_json(nlohmann::json& j, const report& r) {
@@ -80,54 +64,33 @@ void to_json(nlohmann::json& j, const report& r) {
   j["verify"] = r.verify;
   if (r.mtu) j["mtu"] = *r.mtu;
 
+  fabric::ud_counts_shown shown{.sent = true, .received = true, .verify = r.verify};
   std::vector<double> setup;
   auto& results = j["results"] = nlohmann::json::array();
   for (const auto& c : r.results) {
     nlohmann::json e;
-    e["index"] = c.index;
-    e["state"] = c.state;
-    if (!c.error.empty()) e["error"] = c.error;
-    if (c.qpn) e["qpn"] = *c.qpn;
-    if (c.remote_qpn) e["remote_qpn"] = *c.remote_qpn;
-    if (c.qkey) e["qkey"] = *c.qkey;
+    fabric::to_json(e, c, shown);
     if (c.connect_ms) {
       e["connect_ms"] = *c.connect_ms;
       setup.push_back(*c.connect_ms * 1000.0);
     }
-    e["sent"] = c.sent;
-    e["received"] = c.received;
-    e["expected"] = c.expected;
-    e["lost"] = c.lost();
-    if (r.verify) e["verify_errors"] = c.verify_errors;
     results.push_back(std::move(e));
   }
-  j["sent"] = r.total_sent();
-  j["received"] = r.total_received();
-  j["expected"] = r.total_expected();
-  j["lost"] = r.total_lost();
-  if (r.verify) j["verify_errors"] = r.total_verify_errors();
+  fabric::add_totals(j, r.totals(), shown);
   if (r.elapsed_ms) j["elapsed_ms"] = *r.elapsed_ms;
   if (auto rate = r.messages_per_second()) j["messages_per_second"] = *rate;
   if (!setup.empty()) j["connect_us"] = fabric::summarize(setup);
 }
 
 std::vector<std::string> loss_lines(const report& r) {
-  std::vector<std::string> lines;
-  for (const auto& c : r.results) {
-    if (c.state != "connected") continue;
-    if (c.lost() > 0)
-      lines.push_back(fmt::format("udaddy: connection {}: received {} of {} messages, {} lost", c.index, c.received,
-                                  c.expected, c.lost()));
-    if (c.verify_errors > 0)
-      lines.push_back(fmt::format("udaddy: connection {}: {} messages failed verification", c.index, c.verify_errors));
-  }
-  return lines;
+  return fabric::loss_lines("udaddy: connection", "connected", r.results);
 }
 
 std::vector<std::string> stats_lines(const report& r) {
   std::vector<std::string> lines;
-  lines.push_back(fmt::format("udaddy: {} connections, sent {}, received {} of {}, lost {}", r.results.size(),
-                              r.total_sent(), r.total_received(), r.total_expected(), r.total_lost()));
+  auto t = r.totals();
+  lines.push_back(fmt::format("udaddy: {} connections, sent {}, received {} of {}, lost {}", r.results.size(), t.sent,
+                              t.received, t.expected, t.lost));
   if (auto rate = r.messages_per_second())
     lines.push_back(fmt::format("udaddy: data phase {:.3f} ms, {:.0f} messages/s", *r.elapsed_ms, *rate));
   std::vector<double> setup;
@@ -143,12 +106,7 @@ std::pair<fabric::exit_code, std::string> verdict(const report& r) {
   if (connected < static_cast<std::size_t>(r.connections))
     return {fabric::exit_code::test_failed,
             fmt::format("{} of {} connections arrived", connected, r.connections)};
-  if (auto lost = r.total_lost())
-    return {fabric::exit_code::test_failed,
-            fmt::format("lost {} of {} messages: received {}", lost, r.total_expected(), r.total_received())};
-  if (auto bad = r.total_verify_errors())
-    return {fabric::exit_code::test_failed, fmt::format("{} messages failed verification", bad)};
-  return {fabric::exit_code::ok, {}};
+  return fabric::loss_verdict(r.totals());
 }
 
 }  // namespace udaddy

@@ -23,10 +23,6 @@ using std::chrono::milliseconds;
 // rdma-core's udaddy gives address and route resolution 2 s each.
 constexpr milliseconds resolve_timeout{2000};
 
-double ms_since(clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(clock::now() - t).count();
-}
-
 struct connection {
   std::size_t index = 0;
   cm_id id;
@@ -129,11 +125,7 @@ private:
   }
 
   void fail(connection& c, const error& e) {
-    auto& r = result(c);
-    if (r.state == "failed") return;
-    r.state = "failed";
-    r.error = e.what();
-    if (!first_error_) first_error_ = e;
+    if (result(c).fail(e) && !first_error_) first_error_ = e;
   }
 
   // --- client ------------------------------------------------------------
@@ -149,26 +141,20 @@ private:
       check_rc(rdma_resolve_addr(c.id.get(), rai_.src_addr(), rai_.dst_addr(), static_cast<int>(resolve_timeout.count())),
                fmt::format("rdma_resolve_addr {}", opt_.server));
     }
-    std::size_t pending = conns_.size();
-    idle_deadline until(milliseconds(opt_.timeout_ms));
-    while (pending > 0) {
-      auto ev = channel_->next(until.get());
-      if (!ev) {
-        for (auto& c : conns_)
-          if (result(*c).state == "pending")
-            fail(*c, error(exit_code::timeout, fmt::format("connection {}: no answer from {} within {} ms", c->index,
-                                                            opt_.server, opt_.timeout_ms)));
-        break;
-      }
-      until.touch();
-      auto& c = *static_cast<connection*>(ev->id()->context);
+    bool settled = channel_->settle(conns_.size(), milliseconds(opt_.timeout_ms), [this](cm_event& ev) {
+      auto& c = *static_cast<connection*>(ev.id()->context);
       try {
-        if (client_event(c, *ev)) --pending;
+        return client_event(c, ev);
       } catch (const error& e) {
         fail(c, e);
-        --pending;
+        return true;
       }
-    }
+    });
+    if (!settled)
+      for (auto& c : conns_)
+        if (result(*c).state == "pending")
+          fail(*c, error(exit_code::timeout, fmt::format("connection {}: no answer from {} within {} ms", c->index,
+                                                          opt_.server, opt_.timeout_ms)));
     if (first_error_) throw *first_error_;
   }
 

@@ -3,6 +3,7 @@
 // through rdma_cm SIDR, wire-compatible with rdma-core's udaddy.
 
 #include "fabric/cli.hpp"
+#include "fabric/ud_report.hpp"
 
 #include <rdma/rdma_cma.h>
 
@@ -40,18 +41,9 @@ struct address_format {
 /// -f: name, ip, ipv6, gid.
 std::optional<address_format> parse_format(const std::string& name);
 
-struct connection_result {
-  std::size_t index = 0;
-  std::string state = "pending";   // pending, connected, failed
-  std::string error;               // why it failed
-  std::optional<std::uint32_t> qpn, remote_qpn, qkey;
+// state: pending, connected, failed.
+struct connection_result : fabric::ud_result {
   std::optional<double> connect_ms;
-  std::uint64_t expected = 0;      // messages this side waits for
-  std::uint64_t sent = 0;
-  std::uint64_t received = 0;
-  std::uint64_t verify_errors = 0;
-
-  [[nodiscard]] std::uint64_t lost() const noexcept { return received < expected ? expected - received : 0; }
 };
 
 struct report {
@@ -67,11 +59,7 @@ struct report {
   std::vector<connection_result> results;
   std::optional<double> elapsed_ms;  // the data phase
 
-  [[nodiscard]] std::uint64_t total_sent() const noexcept;
-  [[nodiscard]] std::uint64_t total_received() const noexcept;
-  [[nodiscard]] std::uint64_t total_expected() const noexcept;
-  [[nodiscard]] std::uint64_t total_lost() const noexcept;
-  [[nodiscard]] std::uint64_t total_verify_errors() const noexcept;
+  [[nodiscard]] fabric::ud_totals totals() const { return fabric::totals(results); }
   /// Messages both ways per second of the data phase.
   [[nodiscard]] std::optional<double> messages_per_second() const noexcept;
 };

@@ -101,6 +101,16 @@ cm_event cm_channel::expect(rdma_cm_event_type expected, const deadline& until, 
   return std::move(*ev);
 }
 
+bool cm_channel::settle(std::size_t n, std::chrono::milliseconds quiet,
+                        const std::function<bool(cm_event&)>& handle) {
+  while (n > 0) {
+    auto ev = next(deadline::after(quiet));
+    if (!ev) return false;
+    if (handle(*ev)) --n;
+  }
+  return true;
+}
+
 void cm_channel::adopt(rdma_cm_id* id) { check_rc(rdma_migrate_id(id, ch_.get()), "rdma_migrate_id"); }
 
 ibv_context* sole_device() {

@@ -6,6 +6,7 @@
 #include "fabric/wait.hpp"
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +69,11 @@ public:
   /// The next event, which must be `expected` on any id; any other event
   /// or a timeout throws an error naming `what`.
   cm_event expect(rdma_cm_event_type expected, const deadline& until, std::string_view what);
+
+  /// Hands every event to `handle` until it has returned true `n` times
+  /// (one per id that reached its end, ready or failed). False when no
+  /// event came for `quiet` first.
+  bool settle(std::size_t n, std::chrono::milliseconds quiet, const std::function<bool(cm_event&)>& handle);
 
   /// Moves an id to this channel (rdma_migrate_id).
   void adopt(rdma_cm_id* id);

@@ -10,6 +10,11 @@ namespace fabric {
 
 using clock = std::chrono::steady_clock;
 
+/// Milliseconds from `t` until now.
+inline double ms_since(clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+}
+
 /// A point in time after which a wait gives up; `never()` for none.
 class deadline {
 public:
