@@ -106,17 +106,36 @@ stop_bg() {
 bg_out() { echo "$WORK/$1.out"; }
 bg_err() { echo "$WORK/$1.err"; }
 
+# cm_id_re STATE PORT: matches a line of `rdma resource show cm_id` that
+# shows an rdma_cm id in STATE (LISTEN; CONNECT once connected) on local
+# port PORT.
+cm_id_re() { echo "state $1 .*src-addr [^ ]*:$2( |\$)"; }
+
 # wait_cm_listen PORT [SECONDS]: waits (default 20 s) until an rdma_cm id
 # listens on PORT.
 wait_cm_listen() {
   local port=$1 until=$((SECONDS + ${2:-20}))
   while [ $SECONDS -lt $until ]; do
-    if rdma resource show cm_id 2>/dev/null | grep -qE "state LISTEN .*src-addr [^ ]*:$port( |$)"; then
+    if rdma resource show cm_id 2>/dev/null | grep -qE "$(cm_id_re LISTEN "$port")"; then
       return 0
     fi
     sleep 0.1
   done
   echo "    | nothing listens on rdma_cm port $port after ${2:-20}s"
+  return 1
+}
+
+# peer_wait_cm STATE PORT [SECONDS]: waits (default 20 s) until an rdma_cm
+# id of host B, in a two-host bed, is in STATE on port PORT.
+peer_wait_cm() {
+  local state=$1 port=$2 secs=${3:-20}
+  # shellcheck disable=SC2016  # $0 is expanded on B
+  if "$(dirname "${BASH_SOURCE[0]}")/on-peer" run timeout "$secs" bash -c \
+    'until rdma resource show cm_id 2>/dev/null | grep -qE "$0"; do sleep 0.1; done' \
+    "$(cm_id_re "$state" "$port")" >/dev/null 2>&1; then
+    return 0
+  fi
+  echo "    | no rdma_cm id of host B in state $state on port $port after ${secs}s"
   return 1
 }
 

@@ -21,6 +21,20 @@ clear_netem() { tc qdisc del dev eth0 root 2>/dev/null || true; }
 peer_start() { "$ON_PEER" start "$1" bash -c "BIN=$BIN; $2" >/dev/null; }
 peer_stop() { "$ON_PEER" kill "$1" KILL >/dev/null 2>&1 || true; "$ON_PEER" wait "$1" 5 >/dev/null 2>&1 || true; }
 peer_link() { "$ON_PEER" run ip link set eth0 "$1" >/dev/null; }
+# Soft-RoCE on B may not recover from a link that dropped under traffic:
+# its port comes back ACTIVE, but its CM answers no further request. Each
+# link-down case therefore leaves B a fresh rxe0 on the same interface
+# (same GIDs), so the next case meets a working peer.
+peer_rxe_renew() {
+  "$ON_PEER" run bash -c 'rdma link delete "$FABRIC_DEV" && rdma link add "$FABRIC_DEV" type rxe netdev eth0' >/dev/null
+}
+# peer_serve PORT 'CMD': starts the server CMD on B as srv (as peer_start)
+# and waits until it listens on rdma_cm port PORT: a client started
+# earlier would meet no listener, not the fault under test.
+peer_serve() { peer_start srv "$2"; peer_wait_cm LISTEN "$1" || fail "server on B listens on port $1"; }
+# peer_connected PORT: waits until B's server has a connection on PORT, so
+# that a fault injected next meets a run under way.
+peer_connected() { peer_wait_cm CONNECT "$1" || fail "B's server has a connection on port $1"; }
 
 # The ACM stand-in on B, serving TCP port 6125 once this returns.
 start_responder() {
@@ -93,13 +107,11 @@ conditions=("loss 10%" "loss 30%" "delay 50ms")
 
 for cond in "${conditions[@]}"; do
   netem $cond
-  peer_start srv '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
-  sleep 1
+  peer_serve 7174 '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
   fault "rping, $cond" "0 5 6" 90 "$rping_json" "$BIN/rping" -c -a "$PEER" -C 20 --timeout 5000 -j
   peer_stop srv
 
-  peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 50 --timeout 3000'
-  sleep 1
+  peer_serve 7174 '$BIN/udaddy -b $FABRIC_ADDR -C 50 --timeout 3000'
   fault "udaddy, $cond" "0 1 6" 60 "$ud_json" "$BIN/udaddy" -s "$PEER" -C 50 --timeout 3000 -j
   peer_stop srv
 
@@ -112,8 +124,7 @@ for cond in "${conditions[@]}"; do
   sed '1,/^@@stderr$/d' "$WORK/rcv.all" >"$WORK/rcv.err"
   judge "mckey receiver on B, $cond" "$rc" "0 1" "$WORK/rcv.out" "$WORK/rcv.err" "$mckey_json"
 
-  peer_start srv '$BIN/ucmatose -b $FABRIC_ADDR -c 4 -C 20 --timeout 5000'
-  sleep 1
+  peer_serve 7471 '$BIN/ucmatose -b $FABRIC_ADDR -c 4 -C 20 --timeout 5000'
   fault "ucmatose, $cond" "0 1 5 6" 90 "$rc_json" "$BIN/ucmatose" -s "$PEER" -c 4 -C 20 --timeout 5000 -j
   peer_stop srv
 
@@ -124,17 +135,15 @@ for cond in "${conditions[@]}"; do
 done
 
 # The peer killed mid-run: each tool's wait for it is bounded.
-peer_start srv '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
-sleep 1
+peer_serve 7174 '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
 start_bg cli "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
-sleep 2; peer_stop srv
+peer_connected 7174; sleep 1; peer_stop srv
 rc=0; wait_bg cli 30 || rc=$?
 judge "rping, server killed" "$rc" "5 6" "$(bg_out cli)" "$(bg_err cli)" "$rping_json"' and d["pings"] > 0'
 
-peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 100000 -S 1000 --timeout 3000'
-sleep 1
+peer_serve 7174 '$BIN/udaddy -b $FABRIC_ADDR -C 100000 -S 1000 --timeout 3000'
 start_bg cli "$BIN/udaddy" -s "$PEER" -C 100000 -S 1000 --timeout 3000 -j
-sleep 2; peer_stop srv
+peer_connected 7174; sleep 1; peer_stop srv
 rc=0; wait_bg cli 60 || rc=$?
 judge "udaddy, server killed" "$rc" "1 6" "$(bg_out cli)" "$(bg_err cli)" "$common"
 
@@ -147,10 +156,9 @@ sleep 1; peer_stop snd
 rc=0; wait_bg rcv 30 || rc=$?
 judge "mckey receiver, sender killed" "$rc" "1" "$(bg_out rcv)" "$(bg_err rcv)" "$mckey_json"' and d["received"] > 0'
 
-peer_start srv '$BIN/ucmatose -b $FABRIC_ADDR -c 2 -C 10000 -S 60000 --timeout 3000'
-sleep 1
+peer_serve 7471 '$BIN/ucmatose -b $FABRIC_ADDR -c 2 -C 10000 -S 60000 --timeout 3000'
 start_bg cli "$BIN/ucmatose" -s "$PEER" -c 2 -C 10000 -S 60000 --timeout 3000 -j
-sleep 3; peer_stop srv
+peer_connected 7471; sleep 1; peer_stop srv
 rc=0; wait_bg cli 60 || rc=$?
 judge "ucmatose, server killed" "$rc" "1 5 6" "$(bg_out cli)" "$(bg_err cli)" "$rc_json"
 
@@ -161,40 +169,38 @@ rc=0; wait_bg cli 30 || rc=$?
 judge "ib_acme, service killed" "$rc" "1 5 6" "$(bg_out cli)" "$(bg_err cli)" "$acm_json"
 
 # B's link goes down mid-run, and comes back for the next tool.
-link_down_case() {  # NAME ALLOWED JSON_CHECK CMD...
-  local name=$1 allowed=$2 expr=$3; shift 3
+# link_down_case NAME ALLOWED JSON_CHECK PORT CMD...: runs CMD on A against
+# what runs on B; PORT is the server port on B to see a connection on
+# first, or - for a run without one. Ends B's side before the next case.
+link_down_case() {
+  local name=$1 allowed=$2 expr=$3 port=$4 job; shift 4
   start_bg cli "$@"
-  sleep 2
+  if [ "$port" = - ]; then sleep 2; else peer_connected "$port"; sleep 1; fi
   peer_link down
   local rc=0; wait_bg cli 60 || rc=$?
   peer_link up
   judge "$name" "$rc" "$allowed" "$(bg_out cli)" "$(bg_err cli)" "$expr"
+  # The device goes only once no process uses it.
+  for job in srv snd acm; do peer_stop "$job"; done
+  peer_rxe_renew || fail "$name: B's rxe device could not be made anew"
   wait_peer_active || fail "$name: B's port did not come back"
 }
 
-peer_start srv '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
-sleep 1
-link_down_case "rping, link down" "5 6" "$rping_json" "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
-peer_stop srv
+peer_serve 7174 '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
+link_down_case "rping, link down" "5 6" "$rping_json" 7174 "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
 
 # Enough messages that the transfer is still under way when the link drops.
-peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -C 100000 -S 1000 --timeout 3000'
-sleep 1
-link_down_case "udaddy, link down" "1 6" "$common" "$BIN/udaddy" -s "$PEER" -C 100000 -S 1000 --timeout 3000 -j
-peer_stop srv
+peer_serve 7174 '$BIN/udaddy -b $FABRIC_ADDR -C 100000 -S 1000 --timeout 3000'
+link_down_case "udaddy, link down" "1 6" "$common" 7174 "$BIN/udaddy" -s "$PEER" -C 100000 -S 1000 --timeout 3000 -j
 
 peer_start snd '$BIN/mckey -m '$GROUP' -b $FABRIC_ADDR -s -C 1000000 --delay 1000'
-link_down_case "mckey receiver, link down" "1" "$mckey_json" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 1000000 --timeout 3000 -j
-peer_stop snd
+link_down_case "mckey receiver, link down" "1" "$mckey_json" - "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 1000000 --timeout 3000 -j
 
-peer_start srv '$BIN/ucmatose -b $FABRIC_ADDR -c 2 -C 10000 -S 60000 --timeout 3000'
-sleep 1
-link_down_case "ucmatose, link down" "1 5 6" "$rc_json" "$BIN/ucmatose" -s "$PEER" -c 2 -C 10000 -S 60000 --timeout 3000 -j
-peer_stop srv
+peer_serve 7471 '$BIN/ucmatose -b $FABRIC_ADDR -c 2 -C 10000 -S 60000 --timeout 3000'
+link_down_case "ucmatose, link down" "1 5 6" "$rc_json" 7471 "$BIN/ucmatose" -s "$PEER" -c 2 -C 10000 -S 60000 --timeout 3000 -j
 
 start_responder
-link_down_case "ib_acme, link down" "1 5 6" "$acm_json" "$BIN/ib_acme" -S "$PEER" -d 10.0.0.5 -C 1000000 --timeout 2000 -j
-peer_stop acm
+link_down_case "ib_acme, link down" "1 5 6" "$acm_json" - "$BIN/ib_acme" -S "$PEER" -d 10.0.0.5 -C 1000000 --timeout 2000 -j
 
 echo "faults: runs=$runs faults=$faults hangs=$hangs crashes=$crashes"
 finish
