@@ -45,3 +45,13 @@ TEST(wait, a_passed_deadline_does_not_block) {
   EXPECT_TRUE(fabric::deadline::after(0ms).expired());
   EXPECT_EQ(fabric::deadline::never().poll_timeout(), -1);
 }
+
+TEST(wait, spans_are_counted_in_the_reports_units) {
+  auto from = fabric::clock::now();
+  auto to = from + std::chrono::microseconds(2500);
+  EXPECT_DOUBLE_EQ(fabric::us_between(from, to), 2500.0);
+  EXPECT_DOUBLE_EQ(fabric::ms_between(from, to), 2.5);
+  EXPECT_DOUBLE_EQ(fabric::ms_between(to, from), -2.5);
+  EXPECT_GE(fabric::us_since(from), 0.0);
+  EXPECT_GE(fabric::ms_since(from), 0.0);
+}

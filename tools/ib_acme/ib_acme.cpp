@@ -571,7 +571,7 @@ private:
       fabric::throw_if_interrupted();
       auto t0 = fabric::clock::now();
       auto reply = c.resolve(entries, until());
-      l.times_us.push_back(std::chrono::duration<double, std::micro>(fabric::clock::now() - t0).count());
+      l.times_us.push_back(fabric::us_since(t0));
       if (reply.status != 0) {
         out_("{} failed: {}\n", op_name(l.format), std::strerror(acm::status_errno(reply.status)));
         l.status = acm::status_name(reply.status);
@@ -592,7 +592,7 @@ private:
       for (const auto& s : last.sources) l.source_used = s.text();
       l.path = last.paths.front().as_path();
     }
-    l.elapsed_s = std::chrono::duration<double>(fabric::clock::now() - t_start).count();
+    l.elapsed_s = fabric::ms_since(t_start) / 1000.0;
     if (ret == 0) {
       l.error.clear();
       out_.raw(format_path(*l.path));

@@ -131,10 +131,6 @@ private:
   std::mutex mutex_;
 };
 
-double micros_since(fabric::clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(fabric::clock::now() - t0).count();
-}
-
 fabric::rc_config make_config(const options& o) {
   fabric::rc_config cfg;
   cfg.send_depth = 16;
@@ -192,7 +188,7 @@ exit_code run_client(const options& o, report& r, printer& out) {
       lk.await_info();  // the server READ our start buffer
       lk.send_info(lk.advertise(lk.rdma_buf()));
       lk.await_info();  // the server WROTE it back into our rdma buffer
-      res.rtt_us.push_back(micros_since(t0));
+      res.rtt_us.push_back(fabric::us_since(t0));
       ++res.pings;
       if (o.verify && std::memcmp(start.data(), sink.data(), start.size()) != 0) {
         ++res.verify_failures;
@@ -258,7 +254,7 @@ void serve(fabric::cm_channel& channel, fabric::cm_id id, const options& o, conn
       auto length = static_cast<std::uint32_t>(std::min<std::size_t>({text.size() + 1, sink.size, buf.size()}));
       lk.rdma(IBV_WR_RDMA_WRITE, sink, length);
       lk.send_info(go_ahead);
-      res.rtt_us.push_back(micros_since(t0));
+      res.rtt_us.push_back(fabric::us_since(t0));
       ++res.pings;
       if (o.verbose && o.out.json) res.data.push_back(std::move(text));
     }

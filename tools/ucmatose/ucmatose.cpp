@@ -31,8 +31,6 @@ namespace {
 
 using time_point = fabric::clock::time_point;
 
-double micros(time_point from, time_point to) { return std::chrono::duration<double, std::micro>(to - from).count(); }
-
 /// The original's progress lines on stdout; nothing with --json.
 class printer {
 public:
@@ -211,7 +209,7 @@ fabric::addr_query session::query(const std::string& node, int extra_flags) cons
 void session::finish(std::size_t i, step s, time_point at) {
   auto k = static_cast<std::size_t>(s);
   if (conns_[i].started[k] == time_point{}) return;
-  result(i).step_us[k] = micros(conns_[i].started[k], at);
+  result(i).step_us[k] = fabric::us_between(conns_[i].started[k], at);
 }
 
 void session::fail(std::size_t i, const std::string& why, exit_code code) {
@@ -307,7 +305,7 @@ prepared_qp session::make_qp(const device_resources& dev, ibv_cq* send_cq, ibv_c
   p.recv_cq = recv_cq;
   p.qp = fabric::create_unattached_rc_qp(dev.pd.get(), send_cq, recv_cq, qp_config(), port);
   post_recvs(p.qp.get(), i, dev);
-  p.create_us = micros(t, fabric::clock::now());
+  p.create_us = fabric::us_since(t);
   return p;
 }
 
@@ -600,7 +598,7 @@ void session::connect_phase(bool server) {
 
 bool session::set_up(bool server) {
   connect_phase(server);
-  if (r_.established() > 0) r_.setup_ms = micros(setup_start_, last_established_) / 1000.0;
+  if (r_.established() > 0) r_.setup_ms = fabric::ms_between(setup_start_, last_established_);
   if (!setup_failed()) return true;
   disconnect_phase(true);
   destroy();
@@ -653,7 +651,7 @@ void session::destroy() {
   for (std::size_t i = 0; i < conns_.size(); ++i) {
     t0[i] = fabric::clock::now();
     qps_[i].reset();
-    spent[i] = micros(t0[i], fabric::clock::now());
+    spent[i] = fabric::us_since(t0[i]);
   }
   qps_.clear();
   factory_.reset();
@@ -661,7 +659,7 @@ void session::destroy() {
   for (std::size_t i = 0; i < conns_.size(); ++i) {
     auto t = fabric::clock::now();
     ids_[i].reset();
-    result(i).step_us[static_cast<std::size_t>(step::destroy)] = spent[i] + micros(t, fabric::clock::now());
+    result(i).step_us[static_cast<std::size_t>(step::destroy)] = spent[i] + fabric::us_since(t);
   }
   ids_.clear();
 }

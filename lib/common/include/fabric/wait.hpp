@@ -10,10 +10,16 @@ namespace fabric {
 
 using clock = std::chrono::steady_clock;
 
-/// Milliseconds from `t` until now.
-inline double ms_since(clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(clock::now() - t).count();
+/// Time between two points, or from one until now, as the reports count
+/// it: fractional milliseconds or microseconds.
+inline double ms_between(clock::time_point from, clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
 }
+inline double us_between(clock::time_point from, clock::time_point to) {
+  return std::chrono::duration<double, std::micro>(to - from).count();
+}
+inline double ms_since(clock::time_point t) { return ms_between(t, clock::now()); }
+inline double us_since(clock::time_point t) { return us_between(t, clock::now()); }
 
 /// A point in time after which a wait gives up; `never()` for none.
 class deadline {
