@@ -20,6 +20,18 @@ wait_joined() {
   return 1
 }
 
+# wait_attached: waits (10 s at most) until a QP of this host is attached
+# to GROUP, for a receiver that prints no "joined" lines (-j): Soft-RoCE
+# then listens on the Ethernet address the group's GID maps to.
+GROUP_MAC=$(printf '33:33:%02x:%02x:%02x:%02x' ${GROUP//./ })
+wait_attached() {
+  local until=$((SECONDS + 10))
+  until ip maddr show dev "$FABRIC_NETDEV" | grep -qE "link +$GROUP_MAC\b"; do
+    [ $SECONDS -lt $until ] || return 1
+    sleep 0.1
+  done
+}
+
 # flow NAME QPS "RECEIVER CMD" "SENDER CMD": a receiver joined with QPS QPs,
 # then a sender; both must end with 0.
 flow() {
@@ -72,9 +84,8 @@ check "sender json shape" json_check "$LAST_OUT" \
            and r["qpn"] > 0 and r["qkey"] > 0 and r["join_ms"] >= 0 and r["sent"] == 10 for r in d["results"])
    and set(d["join_us"]) >= {"min", "p50", "p99", "max", "mean"})'
 expect_bg rcv 0 "json sender's receiver" 30
-# A JSON receiver prints no joined lines to wait for: give it time to join.
 start_bg rcv "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 10 -j $T
-sleep 2
+check "json receiver attached to the group" wait_attached
 expect_rc 0 "sender for a json receiver" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 10 $T
 expect_bg rcv 0 "json receiver" 30
 check "receiver json shape" json_check "$(bg_out rcv)" \
