@@ -646,12 +646,11 @@ void session::disconnect_phase(bool initiate) {
 
 void session::destroy() {
   // QPs first, then the shared resources, then the ids (the man pages' order).
-  std::vector<time_point> t0(conns_.size());
   std::vector<double> spent(conns_.size());
   for (std::size_t i = 0; i < conns_.size(); ++i) {
-    t0[i] = fabric::clock::now();
+    auto t = fabric::clock::now();
     qps_[i].reset();
-    spent[i] = fabric::us_since(t0[i]);
+    spent[i] = fabric::us_since(t);
   }
   qps_.clear();
   factory_.reset();
