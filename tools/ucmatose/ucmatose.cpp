@@ -93,7 +93,8 @@ std::uint64_t make_wr_id(std::size_t index, std::uint32_t seq, bool send) {
 
 class session {
 public:
-  session(const options& o, report& r) : o_(o), r_(r), out_(o.out.json), count_(static_cast<std::uint32_t>(o.messages())) {}
+  session(const options& o, report& r)
+      : o_(o), r_(r), out_(o.out.json), timed_(o.stats || o.out.json), count_(static_cast<std::uint32_t>(o.messages())) {}
 
   exit_code run_client();
   exit_code run_server();
@@ -118,12 +119,15 @@ private:
   connection_result& result(std::size_t i) { return r_.connections[i]; }
   std::size_t index_of(const rdma_cm_id* id) const { return reinterpret_cast<std::uintptr_t>(id->context) - 1; }
 
-  // Steps that meet share a time stamp: under emulation a clock read can
-  // be a system call.
-  void start(std::size_t i, step s, time_point at = fabric::clock::now()) {
-    conns_[i].started[static_cast<std::size_t>(s)] = at;
-  }
-  void finish(std::size_t i, step s, time_point at = fabric::clock::now());
+  // Step times are taken only when they are reported (--stats, --json):
+  // a clock read can be a system call (with the HPET clock source, as
+  // under emulation), and a run takes some fifteen per connection. Steps
+  // that meet share a time stamp.
+  [[nodiscard]] time_point stamp() const { return timed_ ? fabric::clock::now() : time_point{}; }
+  void start(std::size_t i, step s) { start(i, s, stamp()); }
+  void start(std::size_t i, step s, time_point at) { conns_[i].started[static_cast<std::size_t>(s)] = at; }
+  void finish(std::size_t i, step s) { finish(i, s, stamp()); }
+  void finish(std::size_t i, step s, time_point at);
   void fail(std::size_t i, const std::string& why, exit_code code);
 
   device_resources& device_for(ibv_context* verbs);
@@ -165,6 +169,7 @@ private:
   const options& o_;
   report& r_;
   printer out_;
+  bool timed_;                             // the step times are reported
   std::uint32_t count_;
   std::optional<exit_code> first_failure_;
   std::string first_failure_what_;
@@ -208,7 +213,7 @@ fabric::addr_query session::query(const std::string& node, int extra_flags) cons
 
 void session::finish(std::size_t i, step s, time_point at) {
   auto k = static_cast<std::size_t>(s);
-  if (conns_[i].started[k] == time_point{}) return;
+  if (!timed_ || conns_[i].started[k] == time_point{}) return;
   result(i).step_us[k] = fabric::us_between(conns_[i].started[k], at);
 }
 
@@ -299,13 +304,13 @@ void session::make_factory(ibv_context* verbs, std::uint8_t port) {
 
 prepared_qp session::make_qp(const device_resources& dev, ibv_cq* send_cq, ibv_cq* recv_cq, std::uint8_t port,
                              std::size_t i) const {
-  auto t = fabric::clock::now();
+  auto t = stamp();
   prepared_qp p;
   p.send_cq = send_cq;
   p.recv_cq = recv_cq;
   p.qp = fabric::create_unattached_rc_qp(dev.pd.get(), send_cq, recv_cq, qp_config(), port);
   post_recvs(p.qp.get(), i, dev);
-  p.create_us = fabric::us_since(t);
+  if (timed_) p.create_us = fabric::us_since(t);
   return p;
 }
 
@@ -324,7 +329,7 @@ void session::setup_qp(std::size_t i) {
   }
   c.send_cq = p.send_cq;
   c.recv_cq = p.recv_cq;
-  result(i).step_us[static_cast<std::size_t>(step::create_qp)] = p.create_us;
+  if (timed_) result(i).step_us[static_cast<std::size_t>(step::create_qp)] = p.create_us;
   qps_[i] = fabric::attach_rc_qp(c.id, std::move(p.qp));
 }
 
@@ -394,7 +399,7 @@ void session::on_connect_request(fabric::cm_event& ev) {
     refused_.push_back(std::move(id));
     return;
   }
-  if (conns_.empty()) setup_start_ = fabric::clock::now();
+  if (conns_.empty()) setup_start_ = stamp();
   std::size_t i = conns_.size();
   id->context = reinterpret_cast<void*>(static_cast<std::uintptr_t>(i + 1));
   conns_.emplace_back().id = id.get();
@@ -439,7 +444,7 @@ void session::handle(fabric::cm_event& ev) {
   try {
     switch (ev.type()) {
       case RDMA_CM_EVENT_ADDR_RESOLVED: {
-        auto now = fabric::clock::now();
+        auto now = stamp();
         finish(i, step::resolve_addr, now);
         set_id_options(c.id, true);
         c.st = state::resolving_route;
@@ -466,7 +471,7 @@ void session::handle(fabric::cm_event& ev) {
         break;
       }
       case RDMA_CM_EVENT_ESTABLISHED: {
-        auto now = fabric::clock::now();
+        auto now = stamp();
         finish(i, step::connect, now);
         if (c.st != state::failed) {
           c.st = state::established;
@@ -598,7 +603,7 @@ void session::connect_phase(bool server) {
 
 bool session::set_up(bool server) {
   connect_phase(server);
-  if (r_.established() > 0) r_.setup_ms = fabric::ms_between(setup_start_, last_established_);
+  if (timed_ && r_.established() > 0) r_.setup_ms = fabric::ms_between(setup_start_, last_established_);
   if (!setup_failed()) return true;
   disconnect_phase(true);
   destroy();
@@ -647,18 +652,18 @@ void session::disconnect_phase(bool initiate) {
 void session::destroy() {
   // QPs first, then the shared resources, then the ids (the man pages' order).
   std::vector<double> spent(conns_.size());
-  for (std::size_t i = 0; i < conns_.size(); ++i) {
-    auto t = fabric::clock::now();
-    qps_[i].reset();
-    spent[i] = fabric::us_since(t);
-  }
+  auto timed_reset = [&](std::size_t i, auto& handle) {
+    auto t = stamp();
+    handle.reset();
+    if (timed_) spent[i] += fabric::us_since(t);
+  };
+  for (std::size_t i = 0; i < conns_.size(); ++i) timed_reset(i, qps_[i]);
   qps_.clear();
   factory_.reset();
   devices_.clear();
   for (std::size_t i = 0; i < conns_.size(); ++i) {
-    auto t = fabric::clock::now();
-    ids_[i].reset();
-    result(i).step_us[static_cast<std::size_t>(step::destroy)] = spent[i] + fabric::us_since(t);
+    timed_reset(i, ids_[i]);
+    if (timed_) result(i).step_us[static_cast<std::size_t>(step::destroy)] = spent[i];
   }
   ids_.clear();
 }
@@ -683,7 +688,7 @@ exit_code session::run_client() {
   // As in the original, the ids exist before connecting starts: setup is
   // timed from the first address resolution.
   out_.line("cmatose: connecting");
-  setup_start_ = fabric::clock::now();
+  setup_start_ = stamp();
   pending_ = n;
   for (std::size_t i = 0; i < n; ++i) {
     start(i, step::resolve_addr);
