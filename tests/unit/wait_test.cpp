@@ -46,6 +46,15 @@ TEST(wait, a_passed_deadline_does_not_block) {
   EXPECT_EQ(fabric::deadline::never().poll_timeout(), -1);
 }
 
+TEST(wait, a_deadline_at_a_time_read_already_counts_from_it) {
+  auto now = fabric::clock::now();
+  EXPECT_TRUE(fabric::deadline::at(now - 1ms).expired());
+  auto later = fabric::deadline::at(now + 1h);
+  EXPECT_FALSE(later.expired());
+  EXPECT_GT(later.poll_timeout(), 3'500'000);
+  EXPECT_LE(later.poll_timeout(), 3'600'000);
+}
+
 TEST(wait, spans_are_counted_in_the_reports_units) {
   auto from = fabric::clock::now();
   auto to = from + std::chrono::microseconds(2500);

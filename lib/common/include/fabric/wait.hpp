@@ -26,6 +26,9 @@ class deadline {
 public:
   /// A deadline `ms` from now; zero or negative means already expired.
   static deadline after(std::chrono::milliseconds ms) { return deadline(clock::now() + ms); }
+  /// A deadline at `t`: for a caller that has read the clock already
+  /// (a clock read can be a system call).
+  static deadline at(clock::time_point t) { return deadline(t); }
   static deadline never() { return deadline(std::nullopt); }
 
   [[nodiscard]] bool expired() const { return at_ && clock::now() >= *at_; }
