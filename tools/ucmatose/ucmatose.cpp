@@ -450,7 +450,8 @@ void session::handle(fabric::cm_event& ev) {
         c.st = state::resolving_route;
         start(i, step::resolve_route, now);
         fabric::check_rc(rdma_resolve_route(c.id, 2000), "rdma_resolve_route");
-        // The device is known now: the QPs are made ahead while routes resolve.
+        // The device is known now (if it was not from the start): the QPs
+        // are made ahead while routes resolve.
         start_factory(c.id->verbs, c.id->port_num);
         break;
       }
@@ -677,6 +678,10 @@ exit_code session::run_client() {
   qps_.resize(n);
   r_.connections.resize(n);
   ids_.reserve(n);
+  // With one RDMA device on the host, every connection will be on it: its
+  // shared resources are made and the QPs made ahead from now, as the
+  // server does. Otherwise that waits for the first address to resolve.
+  if (ibv_context* verbs = fabric::sole_device()) start_factory(verbs, 1);
   std::string peer = fmt::format("{}:{}", fabric::format_addr(addrs_.dst_addr()), o_.port);
   for (std::size_t i = 0; i < n; ++i) {
     start(i, step::create_id);
