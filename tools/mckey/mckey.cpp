@@ -127,15 +127,10 @@ private:
         check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), resolve_timeout_ms), fmt::format("rdma_resolve_addr {}", opt_.group));
     }
 
-    bool settled = channel_->settle(members_.size(), milliseconds(opt_.timeout_ms), [this](cm_event& ev) {
-      auto& m = *static_cast<member*>(ev.id()->context);
-      try {
-        return join_event(m, ev);
-      } catch (const error& e) {
-        fail(m, e);
-        return true;
-      }
-    });
+    bool settled = settle_each<member>(
+        *channel_, members_.size(), milliseconds(opt_.timeout_ms),
+        [this](member& m, const cm_event& ev) { return join_event(m, ev); },
+        [this](member& m, const error& e) { fail(m, e); });
     if (!settled)
       for (auto& m : members_)
         if (result(*m).state == "pending")

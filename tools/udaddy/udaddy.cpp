@@ -141,15 +141,10 @@ private:
       check_rc(rdma_resolve_addr(c.id.get(), rai_.src_addr(), rai_.dst_addr(), static_cast<int>(resolve_timeout.count())),
                fmt::format("rdma_resolve_addr {}", opt_.server));
     }
-    bool settled = channel_->settle(conns_.size(), milliseconds(opt_.timeout_ms), [this](cm_event& ev) {
-      auto& c = *static_cast<connection*>(ev.id()->context);
-      try {
-        return client_event(c, ev);
-      } catch (const error& e) {
-        fail(c, e);
-        return true;
-      }
-    });
+    bool settled = settle_each<connection>(
+        *channel_, conns_.size(), milliseconds(opt_.timeout_ms),
+        [this](connection& c, const cm_event& ev) { return client_event(c, ev); },
+        [this](connection& c, const error& e) { fail(c, e); });
     if (!settled)
       for (auto& c : conns_)
         if (result(*c).state == "pending")

@@ -82,6 +82,24 @@ private:
   event_channel ch_;
 };
 
+/// cm_channel::settle over ids whose contexts point at `Item`s:
+/// `on_event(item, ev)` returns true once that item reached its end (ready
+/// or failed); an error it throws ends that item alone, through
+/// `on_error(item, e)`. False when no event came for `quiet` first.
+template <class Item, class OnEvent, class OnError>
+bool settle_each(cm_channel& ch, std::size_t n, std::chrono::milliseconds quiet, OnEvent on_event,
+                 OnError on_error) {
+  return ch.settle(n, quiet, [&](cm_event& ev) {
+    auto& item = *static_cast<Item*>(ev.id()->context);
+    try {
+      return on_event(item, ev);
+    } catch (const error& e) {
+      on_error(item, e);
+      return true;
+    }
+  });
+}
+
 /// The device every id is bound to when the host has exactly one RDMA
 /// device (librdmacm's context for it); nullptr when it has several.
 ibv_context* sole_device();
