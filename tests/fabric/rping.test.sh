@@ -77,9 +77,11 @@ check "endless --json=lines: ping events, then the document" json_lines_check "$
    and [l["ping"]["seq"] for l in lines if l.get("event") == "ping"] == list(range(d["summary"]["pings"]))
    and lines[-2]["event"] == "result" and lines[-2]["result"] == d["results"][0]
    and d["summary"]["rtt"]["count"] == d["summary"]["pings"]'
-expect_bg srv 0 "server of the endless client ends cleanly"
+# The client may stop in the middle of a ping: its server then ends with 5.
+wait_bg srv 20
 check "server --json=lines: its own events and document" json_lines_check "$(bg_out srv)" \
-  'd["role"] == "server" and d["ok"] and lines[0]["event"] == "connected" and lines[0]["role"] == "server"
+  'd["role"] == "server" and d["exit_code"] in (0, 5) and lines[0]["event"] == "connected"
+   and lines[0]["role"] == "server" and lines[-2]["event"] == "result"
    and sum(1 for l in lines if l.get("event") == "ping") == d["summary"]["pings"] >= 300'
 
 # A reader that stops reading: the documented exit code, no crash, no hang.

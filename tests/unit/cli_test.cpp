@@ -94,3 +94,10 @@ TEST(console, json_text_survives_bytes_that_are_not_utf8) {
   EXPECT_EQ(text, "{\"data\":\"ok\xEF\xBF\xBD\xEF\xBF\xBD end\"}");
   EXPECT_EQ(text.find('\n'), std::string::npos);
 }
+
+TEST(console, peer_bytes_are_made_safe_for_a_terminal) {
+  // rping's own pattern, backslash included, passes unchanged.
+  EXPECT_EQ(fabric::printable("rdma-ping-0: XYZ[\\]^_`abc"), "rdma-ping-0: XYZ[\\]^_`abc");
+  EXPECT_EQ(fabric::printable("a\x1b[2Jb\n\xff"), "a\\x1b[2Jb\\x0a\\xff");
+  EXPECT_EQ(fabric::printable(std::string_view("\0z", 2)), "\\x00z");
+}

@@ -110,7 +110,7 @@ void ping_server(const options& o, connection_result& res, fabric::console& con)
         con.diagnostic(fmt::format("rping: ping {}: data mismatch", ping));
       }
       auto text = ping_text(sink);
-      if (o.verbose) con.line(fmt::format("ping data: {}", text));
+      if (o.verbose) con.line("ping data: " + fabric::printable(text));
       con.event("ping", ping_event(o, res, ping, rtt, text, verified));
       if (o.interval_ms > 0) fabric::wait_readable(-1, deadline::after(milliseconds(o.interval_ms)));
     }
@@ -174,7 +174,7 @@ void serve(fabric::cm_channel& channel, fabric::cm_id id, const options& o, conn
                     fmt::format("client advertised {} bytes, more than this server's -S {}", source.size, buf.size()));
       lk.rdma(IBV_WR_RDMA_READ, source, source.size);
       auto text = ping_text(buf.first(source.size));
-      if (o.verbose) con.line(fmt::format("server ping data: {}", text));
+      if (o.verbose) con.line("server ping data: " + fabric::printable(text));
       lk.send_info(go_ahead);
       buffer_info sink = lk.await_info();
       // Echo what was read, up to and including its NUL, as the original

@@ -18,6 +18,19 @@ std::string dump_json(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string printable(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (char c : bytes) {
+    auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x7f)
+      out += c;
+    else
+      out += fmt::format("\\x{:02x}", b);
+  }
+  return out;
+}
+
 namespace {
 
 std::string host_name() {

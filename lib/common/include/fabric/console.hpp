@@ -27,6 +27,11 @@ std::string schema_name(std::string_view tool);
 /// not UTF-8 become U+FFFD. `indent` < 0 gives one line.
 std::string dump_json(const nlohmann::json& j, int indent = -1);
 
+/// Bytes from a peer made safe for a terminal: printable ASCII as is,
+/// every other byte (control characters, escape sequences, bytes that are
+/// not ASCII) as \xNN. For human output of peer data; JSON needs none.
+std::string printable(std::string_view bytes);
+
 /// Renders a tool's output. Thread-safe: concurrent connections print whole
 /// lines. A write to a stdout whose reader went away (EPIPE) stops the run
 /// with exit_code::output_closed.
