@@ -32,9 +32,13 @@ addrinfo_ptr getaddrinfo_or_throw(const addr_query& q, const rdma_addrinfo& hint
   int rc = rdma_getaddrinfo(q.node.empty() ? nullptr : q.node.c_str(),
                             q.service.empty() ? nullptr : q.service.c_str(), &hints, &res);
   if (rc != 0) {
-    // rdma_getaddrinfo returns EAI_* codes, or -1 with errno for its own failures.
-    std::string why = rc == EAI_SYSTEM || rc == -1 ? std::strerror(errno) : gai_strerror(rc);
-    throw error(exit_code::resolve_failed, fmt::format("rdma_getaddrinfo {}: {}", describe(q), why));
+    // rdma_getaddrinfo returns EAI_* codes, or -1 with errno for its own
+    // failures; ENODEV there means this host has no RDMA device at all.
+    bool sys = rc == EAI_SYSTEM || rc == -1;
+    int err = errno;
+    std::string why = sys ? std::strerror(err) : gai_strerror(rc);
+    throw error(sys && err == ENODEV ? exit_code::no_device : exit_code::resolve_failed,
+                fmt::format("rdma_getaddrinfo {}: {}", describe(q), why));
   }
   return addrinfo_ptr(res);
 }
