@@ -84,6 +84,12 @@ for t in "${TOOLS[@]}"; do
   check "$t without RDMA, --json=lines: valid lines, the document last" valid_lines
 done
 
+# A host without any RDMA device: the device's lack, not the address's.
+if [ ! -d /sys/class/infiniband ] || [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+  run rping -c -a 127.0.0.1 -C 1
+  check "rping on a host without RDMA devices: exit 3 (no_device)" test "$rc" -eq 3
+fi
+
 # A cluster whose second letter is no option: still a usage error in JSON.
 run udaddy -jV
 check "udaddy -jV: a usage error as a valid document" valid_document
