@@ -125,6 +125,15 @@ expect_rc 2 "no side is a usage error" "$BIN/rping" -a "$ADDR"
 expect_rc 2 "client without -a is a usage error" "$BIN/rping" -c
 expect_rc 4 "unresolvable name: resolve_failed (4)" "$BIN/rping" -c -a no-such-host.invalid -C 1
 
+# A name whose lookup hangs (a name server on the wire that never answers):
+# --timeout bounds it as any other wait.
+printf 'nameserver 10.0.0.99\noptions timeout:30 attempts:3\n' >"$WORK/resolv.conf"
+t0=$SECONDS
+expect_rc 6 "a hanging name lookup ends at --timeout (6)" unshare -m bash -c \
+  "mount --bind '$WORK/resolv.conf' /etc/resolv.conf && exec '$BIN/rping' -c -a rping-test.example -C 1 --timeout 1500"
+check "the hanging lookup gave up within 5 s" test $((SECONDS - t0)) -le 5
+check "its error names the lookup" grep -q "looking up rping-test.example: no answer .* within 1500 ms" "$LAST_ERR"
+
 # A larger client -S than the server's: a clear protocol error, no crash.
 start_bg srv "$BIN/rping" -s -a "$ADDR" -S 64
 wait_cm_listen 7174
