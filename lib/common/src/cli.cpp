@@ -89,7 +89,7 @@ output_mode mode_in_argv(const CLI::App& app, int argc, char** argv) {
           break;
         }
         const auto* o = app.get_option_no_throw(std::string{'-', c});
-        if (o == nullptr || o->get_type_size_max() > 0) break;
+        if (o == nullptr || o->get_expected_max() > 0) break;
       }
     }
   }
