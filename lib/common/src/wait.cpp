@@ -8,8 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <vector>
 #include <atomic>
 #include <iterator>
 #include <cerrno>
@@ -19,31 +17,17 @@ namespace fabric {
 
 namespace {
 std::atomic<bool> g_interrupted{false};
-// Why the run stops: interrupted by a signal unless stop() said otherwise.
-std::atomic<exit_code> g_stop_code{exit_code::interrupted};
-std::atomic<const char*> g_stop_reason{"interrupted"};
 int g_pipe[2] = {-1, -1};
-
-void wake_all() noexcept {
-  char c = 1;
-  // A full pipe already wakes every reader; nothing to do on failure.
-  if (g_pipe[1] >= 0) [[maybe_unused]] auto n = ::write(g_pipe[1], &c, 1);
-}
 
 extern "C" void on_signal(int) {
   int saved = errno;
   g_interrupted.store(true);
-  wake_all();
+  char c = 1;
+  // A full pipe already wakes every reader; nothing to do on failure.
+  [[maybe_unused]] auto n = ::write(g_pipe[1], &c, 1);
   errno = saved;
 }
 }  // namespace
-
-void stop(exit_code code, const char* reason) noexcept {
-  if (g_interrupted.exchange(true)) return;  // the first reason stands
-  g_stop_code.store(code);
-  g_stop_reason.store(reason);
-  wake_all();
-}
 
 int deadline::poll_timeout() const {
   if (!at_) return -1;
@@ -76,7 +60,7 @@ void install_interrupt_handler() {
 bool interrupted() noexcept { return g_interrupted.load(); }
 
 void throw_if_interrupted() {
-  if (interrupted()) throw error(g_stop_code.load(), g_stop_reason.load());
+  if (interrupted()) throw error(exit_code::interrupted, "interrupted");
 }
 
 int interrupt_fd() noexcept { return g_pipe[0]; }
@@ -86,21 +70,14 @@ namespace {
 /// for each try (tries repeat after EINTR).
 template <typename Timeout>
 int poll_any(std::span<const int> fds, Timeout timeout_ms) {
-  // Most waits are on one or two descriptors (and the self-pipe): those
-  // stay on the stack; a host with many devices gets the heap.
-  std::array<pollfd, 8> small;
-  std::vector<pollfd> large;
-  std::span<pollfd> polled(small);
-  if (fds.size() + 1 > small.size()) {
-    large.resize(fds.size() + 1);
-    polled = large;
-  }
+  pollfd polled[8];
+  if (fds.size() + 1 > std::size(polled)) throw error(exit_code::system, "wait_any: too many descriptors");
   for (;;) {
     throw_if_interrupted();
     nfds_t n = 0;
     for (int fd : fds) polled[n++] = {fd, POLLIN, 0};
     polled[n++] = {g_pipe[0], POLLIN, 0};
-    int rc = ::poll(polled.data(), n, timeout_ms());
+    int rc = ::poll(polled, n, timeout_ms());
     if (rc < 0) {
       if (errno == EINTR) continue;
       throw_errno(errno, "poll");
