@@ -5,6 +5,7 @@
 
 #include <array>
 #include <chrono>
+#include <vector>
 
 namespace {
 using namespace std::chrono_literals;
@@ -63,4 +64,20 @@ TEST(wait, spans_are_counted_in_the_reports_units) {
   EXPECT_DOUBLE_EQ(fabric::ms_between(to, from), -2.5);
   EXPECT_GE(fabric::us_since(from), 0.0);
   EXPECT_GE(fabric::ms_since(from), 0.0);
+}
+
+TEST(wait, any_number_of_descriptors) {
+  // A host with many RDMA devices waits on one channel each.
+  std::vector<int> fds;
+  std::vector<std::array<int, 2>> pipes(20);
+  for (auto& p : pipes) {
+    ASSERT_EQ(::pipe(p.data()), 0);
+    fds.push_back(p[0]);
+  }
+  ASSERT_EQ(::write(pipes[17][1], "x", 1), 1);
+  EXPECT_EQ(fabric::wait_any(fds, fabric::deadline::after(std::chrono::milliseconds(1000))), 17);
+  for (auto& p : pipes) {
+    ::close(p[0]);
+    ::close(p[1]);
+  }
 }

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <vector>
 #include <atomic>
 #include <iterator>
 #include <cerrno>
@@ -70,14 +72,21 @@ namespace {
 /// for each try (tries repeat after EINTR).
 template <typename Timeout>
 int poll_any(std::span<const int> fds, Timeout timeout_ms) {
-  pollfd polled[8];
-  if (fds.size() + 1 > std::size(polled)) throw error(exit_code::system, "wait_any: too many descriptors");
+  // Most waits are on one or two descriptors (and the self-pipe): those
+  // stay on the stack; a host with many devices gets the heap.
+  std::array<pollfd, 8> small;
+  std::vector<pollfd> large;
+  std::span<pollfd> polled(small);
+  if (fds.size() + 1 > small.size()) {
+    large.resize(fds.size() + 1);
+    polled = large;
+  }
   for (;;) {
     throw_if_interrupted();
     nfds_t n = 0;
     for (int fd : fds) polled[n++] = {fd, POLLIN, 0};
     polled[n++] = {g_pipe[0], POLLIN, 0};
-    int rc = ::poll(polled, n, timeout_ms());
+    int rc = ::poll(polled.data(), n, timeout_ms());
     if (rc < 0) {
       if (errno == EINTR) continue;
       throw_errno(errno, "poll");
