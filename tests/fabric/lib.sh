@@ -19,7 +19,7 @@ LAST_OUT=$WORK/last.out   # stdout of the last run_capped/expect_rc
 LAST_ERR=$WORK/last.err   # its stderr
 _passed=0
 _failed=0
-declare -A _bg_pid=()
+declare -A _bg_pid=() _bg_rc=()
 
 pass() { echo "PASS: $*"; _passed=$((_passed + 1)); }
 fail() { echo "FAIL: $*"; _failed=$((_failed + 1)); }
@@ -93,14 +93,17 @@ expect_bg() {
   fi
 }
 
-# stop_bg NAME [SIGNAL]: signals a background command and reaps it.
+# stop_bg NAME [SIGNAL]: signals a background command and reaps it; its
+# exit status is then $(bg_rc NAME).
 stop_bg() {
-  local pid=${_bg_pid[$1]}
+  local pid=${_bg_pid[$1]} rc=0
   # The command runs under timeout(1), which would not pass SIGKILL on:
   # signal the command itself.
   pkill "-${2:-TERM}" -P "$pid" 2>/dev/null || true
-  wait_bg "$1" 10 || true
+  wait_bg "$1" 10 || rc=$?
+  _bg_rc[$1]=$rc
 }
+bg_rc() { echo "${_bg_rc[$1]:-}"; }
 
 # bg_out NAME, bg_err NAME: the stdout and stderr files of a background command.
 bg_out() { echo "$WORK/$1.out"; }
@@ -139,20 +142,38 @@ peer_wait_cm() {
   return 1
 }
 
-# json_check FILE PYTHON_EXPR: parses FILE as one JSON document and evaluates
-# the expression with the document bound to d; shows the document when false.
-json_check() {
-  python3 - "$1" "$2" <<'PY'
+# json_check FILE PYTHON_EXPR: parses FILE as one JSON document, validates it
+# against its schema (schemas/), and evaluates the expression with the
+# document bound to d; shows the document and what failed when not.
+json_check() { _json_eval document "$@"; }
+
+# json_lines_check FILE PYTHON_EXPR: the same for the output of --json=lines:
+# every line is validated, `lines` is the list of objects (events first, the
+# document last) and `d` is the document.
+json_lines_check() { _json_eval lines "$@"; }
+
+_json_eval() {
+  /usr/bin/python3 - "$1" "$2" "$3" "$_JSON_LIB" <<'PY'
 import json, sys
-with open(sys.argv[1]) as f:
+sys.path.insert(0, sys.argv[4])
+import fabric_json
+mode, path, expr = sys.argv[1:4]
+with open(path, encoding="utf-8") as f:
     text = f.read()
-d = json.loads(text)
-if eval("(" + sys.argv[2] + ")", {"d": d}):
-    sys.exit(0)
+try:
+    lines = fabric_json.parse_lines(text) if mode == "lines" else [json.loads(text)]
+    fabric_json.check_all(lines)
+    d = lines[-1]
+    if eval("(" + expr + ")", {"d": d, "lines": lines}):
+        sys.exit(0)
+    print("    | expression is false")
+except Exception as e:
+    print("\n".join("    | " + line for line in str(e).splitlines()))
 print("\n".join("    | " + line for line in text.splitlines()[:60]))
 sys.exit(1)
 PY
 }
+_JSON_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")/../json" && pwd)
 
 # finish: prints the tally and exits non-zero when anything failed.
 finish() {

@@ -55,10 +55,53 @@ wait_cm_listen 7174
 expect_rc 0 "JSON client run" "$BIN/rping" -c -a "$ADDR" -C 50 -V -j
 check "JSON client document" json_check "$LAST_OUT" \
   'd["tool"] == "rping" and d["role"] == "client" and d["ok"] is True and d["exit_code"] == 0 and d["error"] is None
-   and d["pings"] == 50 and d["verify_failures"] == 0 and d["options"]["size"] == 64
-   and all(d["latency_us"][k] > 0 for k in ("min", "p50", "p99", "p999", "max", "mean"))
-   and d["latency_us"]["min"] <= d["latency_us"]["p50"] <= d["latency_us"]["p99"] <= d["latency_us"]["max"]'
+   and d["summary"]["pings"] == 50 and d["summary"]["verify_errors"] == 0 and d["options"]["size"] == 64
+   and d["options"]["verify"] is True and d["results"][0]["ok"] is True and d["results"][0]["pings"] == 50
+   and all(d["summary"]["rtt"][k + "_us"] > 0 for k in ("min", "p50", "p99", "p999", "max", "mean"))
+   and d["summary"]["rtt"]["min_us"] <= d["summary"]["rtt"]["p50_us"] <= d["summary"]["rtt"]["p99_us"] <= d["summary"]["rtt"]["max_us"]'
 wait_bg srv 20
+
+# --json=lines: an endless run streams a line per ping and, on Ctrl-C, ends
+# with the document on one line; memory stays flat however long it runs.
+start_bg srv "$BIN/rping" -s -a "$ADDR" --json=lines
+wait_cm_listen 7174
+start_bg endless "$BIN/rping" -c -a "$ADDR" -C 0 -V -v --json=lines
+for _ in $(seq 100); do [ "$(grep -c '"event":"ping"' "$(bg_out endless)")" -ge 300 ] && break; sleep 0.1; done
+stop_bg endless INT
+check "endless --json=lines: Ctrl-C gives exit 130" test "$(bg_rc endless)" -eq 130
+check "endless --json=lines: ping events, then the document" json_lines_check "$(bg_out endless)" \
+  'd["exit_code"] == 130 and d["error"] == "interrupted" and d["options"]["count"] == 0
+   and lines[0]["event"] == "connected"
+   and sum(1 for l in lines if l.get("event") == "ping") >= 300
+   and all(l["ping"]["verified"] and l["ping"]["data"].startswith("rdma-ping-") for l in lines if l.get("event") == "ping")
+   and [l["ping"]["seq"] for l in lines if l.get("event") == "ping"] == list(range(d["summary"]["pings"]))
+   and lines[-2]["event"] == "result" and lines[-2]["result"] == d["results"][0]
+   and d["summary"]["rtt"]["count"] == d["summary"]["pings"]'
+# The client may stop in the middle of a ping: its server then ends with 5.
+wait_bg srv 20
+check "server --json=lines: its own events and document" json_lines_check "$(bg_out srv)" \
+  'd["role"] == "server" and d["exit_code"] in (0, 5) and lines[0]["event"] == "connected"
+   and lines[0]["role"] == "server" and lines[-2]["event"] == "result"
+   and sum(1 for l in lines if l.get("event") == "ping") == d["summary"]["pings"] >= 300'
+
+# A reader that stops reading: the documented exit code, no crash, no hang.
+start_bg srv "$BIN/rping" -s -a "$ADDR"
+wait_cm_listen 7174
+run_capped 60 bash -c "'$BIN/rping' -c -a '$ADDR' -C 0 --json=lines | head -n 5 >/dev/null; echo \"\${PIPESTATUS[0]}\""
+check "reader gone: exit 9 (output_closed)" test "$(cat "$LAST_OUT")" = 9
+wait_bg srv 20
+
+# A single server serves one client: a second one is refused while the
+# first goes on to a clean end.
+start_bg srv "$BIN/rping" -s -a "$ADDR" -j
+wait_cm_listen 7174
+start_bg first "$BIN/rping" -c -a "$ADDR" -C 400 --interval 5 -V
+sleep 1
+expect_rc 5 "a second client of a single server is refused (5)" "$BIN/rping" -c -a "$ADDR" -C 1
+expect_bg first 0 "the first client ends normally" 60
+expect_bg srv 0 "the single server ends cleanly after refusing the second client"
+check "single server: one result, the first client's" json_check "$(bg_out srv)" \
+  'd["ok"] and len(d["results"]) == 1 and d["summary"]["pings"] == 400'
 
 # No server: prompt, documented exit code, JSON still one document.
 t0=$SECONDS
@@ -66,7 +109,8 @@ expect_rc 5 "no server: connect_failed (5)" "$BIN/rping" -c -a "$ADDR" -C 1
 check "no server: ends within 5 s" test $((SECONDS - t0)) -le 5
 expect_rc 5 "no server, JSON" "$BIN/rping" -c -a "$ADDR" -C 1 -j
 check "no server: JSON error document" json_check "$LAST_OUT" \
-  'd["ok"] is False and d["exit_code"] == 5 and "REJECTED" in d["error"] and d["latency_us"]["p50"] is None'
+  'd["ok"] is False and d["exit_code"] == 5 and "REJECTED" in d["error"] and d["summary"]["rtt"]["p50_us"] is None
+   and d["results"][0]["ok"] is False and "REJECTED" in d["results"][0]["error"]'
 
 # --retry: a client started before its server.
 start_bg cli "$BIN/rping" -c -a "$ADDR" -C 5 -V --retry=20000
@@ -80,6 +124,15 @@ expect_rc 2 "size below 23 is a usage error" "$BIN/rping" -c -a "$ADDR" -S 22
 expect_rc 2 "no side is a usage error" "$BIN/rping" -a "$ADDR"
 expect_rc 2 "client without -a is a usage error" "$BIN/rping" -c
 expect_rc 4 "unresolvable name: resolve_failed (4)" "$BIN/rping" -c -a no-such-host.invalid -C 1
+
+# A name whose lookup hangs (a name server on the wire that never answers):
+# --timeout bounds it as any other wait.
+printf 'nameserver 10.0.0.99\noptions timeout:30 attempts:3\n' >"$WORK/resolv.conf"
+t0=$SECONDS
+expect_rc 6 "a hanging name lookup ends at --timeout (6)" unshare -m bash -c \
+  "mount --bind '$WORK/resolv.conf' /etc/resolv.conf && exec '$BIN/rping' -c -a rping-test.example -C 1 --timeout 1500"
+check "the hanging lookup gave up within 5 s" test $((SECONDS - t0)) -le 5
+check "its error names the lookup" grep -q "looking up rping-test.example: no answer .* within 1500 ms" "$LAST_ERR"
 
 # A larger client -S than the server's: a clear protocol error, no crash.
 start_bg srv "$BIN/rping" -s -a "$ADDR" -S 64
@@ -103,11 +156,13 @@ for i in 1 2 3; do expect_bg "c$i" 0 "concurrent client $i unaffected" 60; done
 expect_bg o1 0 "rdma-core client served concurrently" 60
 expect_rc 0 "server still serves after hostile and killed clients" "$BIN/rping" -c -a "$ADDR" -C 10 -V
 stop_bg psrv INT
+check "persistent server: Ctrl-C is the interrupted exit code (130)" test "$(bg_rc psrv)" -eq 130
 check "persistent server: one JSON document after Ctrl-C" json_check "$(bg_out psrv)" \
-  'd["role"] == "server" and len(d["connections"]) >= 8 and d["pings"] >= 810
-   and sum(1 for c in d["connections"] if c["error"]) >= 3
-   and any("4-byte message" in (c["error"] or "") for c in d["connections"])
-   and any("more than this server" in (c["error"] or "") for c in d["connections"])
-   and any("remote access error" in (c["error"] or "").lower() or "access" in (c["error"] or "").lower() for c in d["connections"])'
+  'd["role"] == "server" and d["exit_code"] == 130 and d["error"] == "interrupted"
+   and len(d["results"]) >= 8 and d["summary"]["pings"] >= 810
+   and d["summary"]["failed"] == sum(1 for c in d["results"] if c["error"]) >= 3
+   and any("4-byte message" in (c["error"] or "") for c in d["results"])
+   and any("more than this server" in (c["error"] or "") for c in d["results"])
+   and any("remote access error" in (c["error"] or "").lower() or "access" in (c["error"] or "").lower() for c in d["results"])'
 
 finish

@@ -95,7 +95,7 @@ fault() {
 
 # The JSON every tool owes: the common keys and its counts.
 common='d["tool"] and d["exit_code"] == d["exit_code"] and ("error" in d) and d["ok"] == (d["exit_code"] == 0)'
-rping_json="$common"' and d["pings"] >= 0 and "latency_us" in d'
+rping_json="$common"' and d["summary"]["pings"] >= 0 and "rtt" in d["summary"]'
 ud_json="$common"' and d["sent"] >= 0 and d["lost"] == d["expected"] - min(d["received"], d["expected"])'
 mckey_json="$common"' and d["lost"] == d["expected"] - min(d["received"], d["expected"])'
 rc_json="$common"' and d["counts"]["lost"] >= 0 and len(d["connections"]) > 0'
@@ -139,7 +139,7 @@ peer_serve 7174 '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
 start_bg cli "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
 peer_connected 7174; sleep 1; peer_stop srv
 rc=0; wait_bg cli 30 || rc=$?
-judge "rping, server killed" "$rc" "5 6" "$(bg_out cli)" "$(bg_err cli)" "$rping_json"' and d["pings"] > 0'
+judge "rping, server killed" "$rc" "5 6" "$(bg_out cli)" "$(bg_err cli)" "$rping_json"' and d["summary"]["pings"] > 0'
 
 peer_serve 7174 '$BIN/udaddy -b $FABRIC_ADDR -C 100000 -S 1000 --timeout 3000'
 start_bg cli "$BIN/udaddy" -s "$PEER" -C 100000 -S 1000 --timeout 3000 -j

@@ -10,6 +10,7 @@ build=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 prefix=$stage/usr/local
+src=$(cd "$(dirname "$0")/../.." && pwd)
 tools=(rping udaddy mckey ucmatose ib_acme)
 failed=0
 passed=0
@@ -51,6 +52,14 @@ for tool in "${tools[@]}"; do
     pass "$tool: installed binary runs"
   else
     fail "$tool: installed binary runs"
+  fi
+
+  schema=$prefix/share/fabric-toolkit/schemas/$tool.schema.json
+  if [ -f "$schema" ] && [ -f "$prefix/share/fabric-toolkit/schemas/common.schema.json" ] &&
+     "$bin" -j --no-such-option | FABRIC_SCHEMA_DIR=${schema%/*} "$src/tests/json/validate" >/dev/null; then
+    pass "$tool: schema installed, and its output validates against the installed copy"
+  else
+    fail "$tool: schema installed at share/fabric-toolkit/schemas/$tool.schema.json and valid for its output"
   fi
 
   if [ -f "$page" ]; then

@@ -1,6 +1,8 @@
 #include "protocol.hpp"
 #include "rping.hpp"
 
+#include "parse_options.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -55,27 +57,71 @@ TEST(rping_protocol, ping_text_never_reads_past_the_buffer) {
 }
 
 TEST(rping_report, json_has_the_documented_fields) {
+  rping::options o;
+  o.client = true;
+  o.addr = "10.0.0.1";
   rping::report r;
   r.role = "client";
-  r.opt.client = true;
-  r.opt.addr = "10.0.0.1";
   auto& c = r.connections.emplace_back();
+  c.peer = "10.0.0.1:7174";
   c.pings = 3;
-  c.rtt_us = {10, 20, 30};
+  for (double v : {10.0, 20.0, 30.0}) c.rtt.add(v);
   nlohmann::json j;
-  rping::to_json(j, r);
+  rping::to_json(j, o, r);
   EXPECT_EQ(j["role"], "client");
-  EXPECT_EQ(j["pings"], 3);
-  EXPECT_EQ(j["verify_failures"], 0);
+  EXPECT_EQ(j["summary"]["pings"], 3);
+  EXPECT_EQ(j["summary"]["verify_errors"], 0);
   EXPECT_EQ(j["options"]["addr"], "10.0.0.1");
-  EXPECT_EQ(j["latency_us"]["min"], 10.0);
-  EXPECT_EQ(j["latency_us"]["max"], 30.0);
-  for (const char* k : {"p50", "p99", "p999", "mean", "stdev"}) EXPECT_TRUE(j["latency_us"].contains(k)) << k;
+  EXPECT_TRUE(j["options"]["source"].is_null());
+  EXPECT_EQ(j["summary"]["rtt"]["min_us"], 10.0);
+  EXPECT_EQ(j["summary"]["rtt"]["max_us"], 30.0);
+  const auto& item = j["results"].at(0);
+  EXPECT_EQ(item["kind"], "connection");
+  EXPECT_EQ(item["index"], 0);
+  EXPECT_EQ(item["ok"], true);
+  EXPECT_TRUE(item["error"].is_null());
+  EXPECT_EQ(item["rtt"]["count"], 3);
+}
+
+TEST(rping_report, a_failed_connection_says_why) {
+  rping::report r;
+  auto& c = r.connections.emplace_back();
+  c.error = "server 10.0.0.1:7174 disconnected after 2 pings";
+  nlohmann::json j;
+  rping::to_json(j, rping::options{}, r);
+  EXPECT_EQ(j["results"][0]["ok"], false);
+  EXPECT_EQ(j["results"][0]["error"], c.error);
+  EXPECT_EQ(j["summary"]["failed"], 1);
 }
 
 TEST(rping_report, no_samples_gives_null_latencies) {
-  rping::report r;
   nlohmann::json j;
-  rping::to_json(j, r);
-  EXPECT_TRUE(j["latency_us"]["p50"].is_null());
+  rping::to_json(j, rping::options{}, rping::report{});
+  EXPECT_EQ(j["summary"]["rtt"]["count"], 0);
+  EXPECT_TRUE(j["summary"]["rtt"]["p50_us"].is_null());
+}
+
+TEST(rping_options, json_keys_are_the_long_option_names) {
+  CLI::App app;
+  rping::options o;
+  fabric::cli::add_output_options(app, o.out);
+  rping::add_options(app, o);
+  auto keys = fabric::cli::option_keys(app);
+  auto j = rping::options_json(o);
+  EXPECT_EQ(j.size(), keys.size());
+  for (const auto& k : keys) EXPECT_TRUE(j.contains(k)) << k;
+}
+
+TEST(rping_options, retry_takes_a_value_after_a_space_or_none) {
+  EXPECT_EQ(parse_options<rping::options>({"-c", "-a", "x", "--retry", "5000"}).retry_ms, 5000);
+  EXPECT_EQ(parse_options<rping::options>({"-c", "-a", "x", "--retry=7"}).retry_ms, 7);
+  EXPECT_EQ(parse_options<rping::options>({"-c", "-a", "x", "--retry"}).retry_ms, rping::default_retry_ms);
+  EXPECT_THROW(parse_options<rping::options>({"-c", "--retry", "-5"}), CLI::ParseError);
+  EXPECT_THROW(parse_options<rping::options>({"-c", "--retry", "99999999999"}), CLI::ParseError);
+}
+
+TEST(rping_options, negative_and_oversized_numbers_are_refused) {
+  EXPECT_THROW(parse_options<rping::options>({"-c", "-C", "-1"}), CLI::ParseError);
+  EXPECT_THROW(parse_options<rping::options>({"-c", "-p", "70000"}), CLI::ParseError);
+  EXPECT_THROW(parse_options<rping::options>({"-c", "-S", "65536"}), CLI::ParseError);
 }

@@ -6,7 +6,9 @@ int main(int argc, char** argv) {
   rping::report report;
   fabric::cli::add_output_options(app, opt.out);
   rping::add_options(app, opt);
-  return fabric::cli::run("rping", app, argc, argv, opt.out,
-                          [&] { return rping::run(opt, report); },
-                          [&](nlohmann::json& j) { rping::to_json(j, report); });
+  return fabric::cli::run({.name = "rping",
+                           .validate = [&] { rping::validate(opt); },
+                           .body = [&](fabric::console& con) { return rping::run(opt, report, con); },
+                           .render = [&](nlohmann::json& j) { rping::to_json(j, opt, report); }},
+                          app, argc, argv, opt.out);
 }

@@ -33,35 +33,48 @@ struct options {
   fabric::cli::output_options out;
 };
 
+/// --retry without a value: how long a client keeps trying.
+inline constexpr int default_retry_ms = 10000;
+
 /// Declares every option on `app`.
 void add_options(CLI::App& app, options& opt);
 
+/// Checks the options as a whole; throws a usage error.
+void validate(const options& opt);
+
+/// The options object of the JSON document.
+nlohmann::json options_json(const options& o);
+
 /// One connection: the client's, or one a server served.
 struct connection_result {
+  std::size_t index = 0;
   std::string peer;
   std::uint64_t pings = 0;
-  std::uint64_t verify_failures = 0;
-  std::vector<double> rtt_us;          ///< per ping, microseconds
-  std::vector<std::string> data;       ///< ping data, with -v
+  std::uint64_t verify_errors = 0;
+  fabric::latency_stats rtt;           ///< per ping, microseconds, in fixed memory
   std::string error;                   ///< empty when it ended cleanly
 };
 
 /// What a run produced; rendered by to_json and the human printer.
 struct report {
   std::string role = "none";
-  options opt;
+  /// Connections that ended, in the order they ended.
   std::vector<connection_result> connections;
-  std::uint64_t total_pings() const;
-  std::uint64_t total_verify_failures() const;
+  [[nodiscard]] std::uint64_t total_pings() const;
+  [[nodiscard]] std::uint64_t total_verify_errors() const;
+  [[nodiscard]] std::size_t failed() const;
 };
 
-/// The tool-specific JSON fields.
-void to_json(nlohmann::json& j, const report& r);
+/// A connection as an item of the document's results (and of a result event).
+nlohmann::json result_json(const connection_result& c);
+
+/// The document's role, options, results and summary.
+void to_json(nlohmann::json& j, const options& o, const report& r);
 
 /// The --stats line.
 std::string format_stats(const connection_result& c);
 
 /// Runs the client or server; fills `r` as it goes.
-fabric::exit_code run(const options& opt, report& r);
+fabric::verdict run(const options& opt, report& r, fabric::console& con);
 
 }  // namespace rping

@@ -1,13 +1,17 @@
 #include "fabric/addr.hpp"
 
 #include "fabric/error.hpp"
+#include "fabric/wait.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
 #include <infiniband/ib.h>
 #include <netdb.h>
 
+#include <algorithm>
 #include <cstring>
+#include <ctime>
+#include <memory>
 
 namespace fabric {
 
@@ -27,20 +31,82 @@ rdma_addrinfo make_hints(const addr_query& q) {
   return hints;
 }
 
-addrinfo_ptr getaddrinfo_or_throw(const addr_query& q, const rdma_addrinfo& hints) {
+bool is_numeric(const std::string& host) {
+  std::string bare = host.substr(0, host.find('%'));  // an IPv6 scope
+  unsigned char buf[sizeof(in6_addr)];
+  return inet_pton(AF_INET, bare.c_str(), buf) == 1 || inet_pton(AF_INET6, bare.c_str(), buf) == 1;
+}
+
+addrinfo_ptr getaddrinfo_or_throw(const addr_query& q, rdma_addrinfo hints) {
+  // A host name is looked up first, within its bound, so that
+  // rdma_getaddrinfo gets an address and never waits on DNS itself.
+  std::string node = q.node;
+  bool by_name = !node.empty() && (hints.ai_flags & RAI_NUMERICHOST) == 0 && q.family != AF_IB && !is_numeric(node);
+  if (by_name) {
+    node = lookup_host(node, q.family, q.lookup_timeout);
+    hints.ai_flags |= RAI_NUMERICHOST;
+  }
   rdma_addrinfo* res = nullptr;
-  int rc = rdma_getaddrinfo(q.node.empty() ? nullptr : q.node.c_str(),
+  int rc = rdma_getaddrinfo(node.empty() ? nullptr : node.c_str(),
                             q.service.empty() ? nullptr : q.service.c_str(), &hints, &res);
   if (rc != 0) {
-    // rdma_getaddrinfo returns EAI_* codes, or -1 with errno for its own failures.
-    std::string why = rc == EAI_SYSTEM || rc == -1 ? std::strerror(errno) : gai_strerror(rc);
-    throw error(exit_code::resolve_failed, fmt::format("rdma_getaddrinfo {}: {}", describe(q), why));
+    // rdma_getaddrinfo returns EAI_* codes, or -1 with errno for its own
+    // failures; ENODEV there means this host has no RDMA device at all.
+    bool sys = rc == EAI_SYSTEM || rc == -1;
+    int err = errno;
+    std::string why = sys ? std::strerror(err) : gai_strerror(rc);
+    throw error(sys && err == ENODEV ? exit_code::no_device : exit_code::resolve_failed,
+                fmt::format("rdma_getaddrinfo {}: {}", describe(q), why));
   }
   return addrinfo_ptr(res);
 }
 }  // namespace
 
 addrinfo_ptr resolve(const addr_query& q) { return getaddrinfo_or_throw(q, make_hints(q)); }
+
+namespace {
+
+/// One asynchronous lookup. On a timeout the resolver's thread may still
+/// hold it, so it is then left to the process rather than freed under it.
+struct pending_lookup {
+  std::string name;
+  addrinfo hints{};
+  gaicb cb{};
+};
+
+}  // namespace
+
+std::string lookup_host(const std::string& host, int family, std::chrono::milliseconds timeout) {
+  if (is_numeric(host)) return host;
+  auto req = std::make_unique<pending_lookup>();
+  req->name = host;
+  req->hints.ai_family = family;
+  req->hints.ai_socktype = SOCK_STREAM;
+  req->cb.ar_name = req->name.c_str();
+  req->cb.ar_request = &req->hints;
+  gaicb* list[1] = {&req->cb};
+  int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr);
+  if (rc != 0) throw error(exit_code::system, fmt::format("getaddrinfo_a {}: {}", host, gai_strerror(rc)));
+  auto until = deadline::after(timeout);
+  while ((rc = gai_error(&req->cb)) == EAI_INPROGRESS) {
+    throw_if_interrupted();
+    int ms = until.poll_timeout();
+    if (ms == 0) {
+      if (gai_cancel(&req->cb) == EAI_NOTCANCELED) (void)req.release();
+      throw error(exit_code::timeout, fmt::format("looking up {}: no answer from the system resolver within {} ms",
+                                                  host, timeout.count()));
+    }
+    // Short slices, so that a signal is seen soon whatever gai_suspend does with it.
+    timespec ts{0, static_cast<long>(std::min(ms, 50)) * 1'000'000L};
+    gai_suspend(list, 1, &ts);
+  }
+  if (rc != 0)
+    throw error(exit_code::resolve_failed,
+                fmt::format("looking up {}: {}", host, rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc)));
+  std::unique_ptr<addrinfo, release<&::freeaddrinfo>> result(req->cb.ar_result);
+  if (!result || !result->ai_addr) throw error(exit_code::resolve_failed, fmt::format("looking up {}: no address", host));
+  return format_addr(result->ai_addr);
+}
 
 sockaddr* resolved_pair::src_addr() const { return src ? src->ai_src_addr : nullptr; }
 sockaddr* resolved_pair::dst_addr() const { return dst->ai_dst_addr; }
@@ -76,9 +142,12 @@ sockaddr_storage copy_sockaddr(const sockaddr* sa) {
   return ss;
 }
 
-sockaddr_storage resolve_ip(const std::string& host) {
+sockaddr_storage resolve_ip(const std::string& host, std::chrono::milliseconds timeout) {
+  std::string numeric = lookup_host(host, AF_UNSPEC, timeout);
+  addrinfo hints{};
+  hints.ai_flags = AI_NUMERICHOST;
   addrinfo* res = nullptr;
-  int rc = ::getaddrinfo(host.c_str(), nullptr, nullptr, &res);
+  int rc = ::getaddrinfo(numeric.c_str(), nullptr, &hints, &res);
   if (rc != 0)
     throw error(exit_code::resolve_failed, fmt::format("getaddrinfo {}: {}", host, rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc)));
   std::unique_ptr<addrinfo, release<&::freeaddrinfo>> owner(res);

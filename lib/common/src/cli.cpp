@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
+#include <unistd.h>
+
 #include <iostream>
 #include <string>
 #include <system_error>
@@ -13,7 +14,17 @@
 namespace fabric::cli {
 
 void add_output_options(CLI::App& app, output_options& out) {
-  app.add_flag("-j,--json", out.json, "Print one JSON document on stdout instead of human output");
+  app.add_flag("-j,--json{document}", out.json,
+               "Print JSON on stdout instead of human output: one document (-j, --json), or one object a line, "
+               "events as they happen and the document last (--json=lines)")
+      // A bare -j or --json reads as "true", CLI11's word for a given flag.
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "true" || v == "document" || v == "lines") return {};
+            return fmt::format("'{}': --json takes document or lines", v);
+          },
+          "document|lines"))
+      ->type_name("document|lines");
 }
 
 CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view what) {
@@ -22,71 +33,127 @@ CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view
       ->capture_default_str();
 }
 
-void print_test_end(const output_options& out, exit_code code) {
-  if (out.json) return;
-  fmt::print("test complete\nreturn status {}\n", static_cast<int>(code));
-  std::fflush(stdout);
+void usage_error(const std::string& message) { throw error(exit_code::usage, message); }
+
+nlohmann::json make_document(std::string_view tool, const verdict& v) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return nlohmann::json{
+      {"schema", schema_name(tool)},
+      {"tool", tool},
+      {"version", FABRIC_VERSION},
+      {"host", host},
+      {"role", "none"},
+      {"ok", v.ok()},
+      {"exit_code", static_cast<int>(v.code)},
+      {"error", v.ok() ? nlohmann::json(nullptr) : nlohmann::json(v.reason)},
+      {"options", nlohmann::json::object()},
+      {"results", nlohmann::json::array()},
+      {"summary", nlohmann::json::object()},
+  };
 }
 
-nlohmann::json make_document(std::string_view tool, exit_code code, std::string_view error_message) {
-  nlohmann::json doc;
-  doc["tool"] = tool;
-  doc["role"] = "none";
-  doc["ok"] = code == exit_code::ok;
-  doc["exit_code"] = static_cast<int>(code);
-  doc["error"] = error_message.empty() ? nlohmann::json(nullptr) : nlohmann::json(error_message);
-  return doc;
+std::string option_key(std::string_view long_name) {
+  std::string key(long_name);
+  for (auto& c : key)
+    if (c == '-') c = '_';
+  return key;
+}
+
+std::vector<std::string> option_keys(const CLI::App& app) {
+  std::vector<std::string> keys;
+  for (const auto* o : app.get_options()) {
+    if (o->get_lnames().empty()) continue;
+    const auto& name = o->get_lnames().front();
+    if (name == "help" || name == "version" || name == "json") continue;
+    keys.push_back(option_key(name));
+  }
+  return keys;
+}
+
+output_mode mode_in_argv(const CLI::App& app, int argc, char** argv) {
+  auto mode = output_mode::human;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--json") {
+      mode = output_mode::document;
+    } else if (a.starts_with("--json=")) {
+      mode = a.substr(7) == "lines" ? output_mode::lines : output_mode::document;  // a bad value still asks for JSON
+    } else if (a.size() > 1 && a[0] == '-' && a[1] != '-') {
+      // A cluster of short flags: -j counts until a letter that takes a
+      // value, whose value is the rest of the cluster.
+      for (char c : a.substr(1)) {
+        if (c == 'j') {
+          mode = output_mode::document;
+          break;
+        }
+        const auto* o = app.get_option_no_throw(std::string{'-', c});
+        if (o == nullptr || o->get_expected_max() > 0) break;
+      }
+    }
+  }
+  return mode;
 }
 
 namespace {
 
-bool argv_asks_json(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    std::string_view a = argv[i];
-    if (a == "--") break;
-    if (a == "-j" || a == "--json") return true;
+/// The outcome of a thrown exception.
+verdict verdict_of(std::exception_ptr ep) {
+  try {
+    std::rethrow_exception(ep);
+  } catch (const fabric::error& e) {
+    return {e.code(), e.what()};
+  } catch (const CLI::ValidationError& e) {
+    return {exit_code::usage, e.what()};
+  } catch (const std::system_error& e) {
+    bool posix = e.code().category() == std::generic_category() || e.code().category() == std::system_category();
+    return {posix ? classify_errno(e.code().value()) : exit_code::system, e.what()};
+  } catch (const std::bad_alloc&) {
+    return {exit_code::system, "out of memory"};
+  } catch (const std::exception& e) {
+    return {exit_code::system, e.what()};
   }
-  return false;
 }
 
-void emit(std::string_view tool, bool json, exit_code code, const std::string& message, const render_fn& render) {
-  if (!json) {
-    if (!message.empty()) fmt::print(stderr, "{}: error: {}\n", tool, message);
-    std::fflush(stdout);
-    return;
+nlohmann::json document(const tool& t, const verdict& v, bool rendered) {
+  auto doc = make_document(t.name, v);
+  if (!rendered || !t.render) return doc;
+  try {
+    nlohmann::json fields;
+    t.render(fields);
+    for (const char* key : {"role", "options", "results", "summary"})
+      if (fields.contains(key)) doc[key] = std::move(fields[key]);
+  } catch (const std::exception& e) {
+    // A report that cannot be rendered must still leave a valid document.
+    if (doc["error"].is_null()) doc["error"] = fmt::format("cannot render the report: {}", e.what());
+    doc["ok"] = false;
   }
-  auto doc = make_document(tool, code, message);
-  if (render) {
-    try {
-      nlohmann::json fields;
-      render(fields);
-      for (auto& [key, value] : fields.items())
-        if (key != "tool" && key != "ok" && key != "exit_code" && key != "error") doc[key] = value;
-    } catch (const std::exception& e) {
-      // A report that cannot be rendered must still leave a valid document.
-      doc["render_error"] = e.what();
-    }
-  }
-  std::cout << doc.dump(2) << std::endl;
+  return doc;
 }
 
 }  // namespace
 
-int run(std::string_view tool, CLI::App& app, int argc, char** argv, const output_options& out,
-        const body_fn& body, const render_fn& render) {
-  app.set_version_flag("--version", fmt::format("{} (fabric-toolkit) {}", tool, FABRIC_VERSION));
+int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out) {
+  app.set_version_flag("--version", fmt::format("{} (fabric-toolkit) {}", t.name, FABRIC_VERSION));
   // Used by the build to generate the shell completions; not a user option.
   if (argc == 3 && std::string_view(argv[1]) == "--print-completion") {
     std::string_view shell = argv[2];
     if (shell != "bash" && shell != "zsh") {
-      fmt::print(stderr, "{}: error: --print-completion takes bash or zsh\n", tool);
+      fmt::print(stderr, "{}: error: --print-completion takes bash or zsh\n", t.name);
       return static_cast<int>(exit_code::usage);
     }
-    std::cout << (shell == "bash" ? completion::bash_script(tool, app) : completion::zsh_script(tool, app));
+    std::cout << (shell == "bash" ? completion::bash_script(t.name, app) : completion::zsh_script(t.name, app));
     return 0;
   }
+  install_interrupt_handler();
+
+  verdict v;
+  bool parsed = false;
   try {
     app.parse(argc, argv);
+    parsed = true;
+    if (t.validate) t.validate();
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -94,39 +161,28 @@ int run(std::string_view tool, CLI::App& app, int argc, char** argv, const outpu
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::string message = e.what();
-    bool json = argv_asks_json(argc, argv);
-    emit(tool, json, exit_code::usage, message, nullptr);
-    if (!json) fmt::print(stderr, "Run with --help for more information.\n");
-    return static_cast<int>(exit_code::usage);
+    v = {exit_code::usage, e.what()};
+  } catch (...) {
+    v = verdict_of(std::current_exception());
+    if (v.code != exit_code::usage) v = {exit_code::usage, v.reason};
+  }
+  if (!v.ok()) {
+    console con(t.name, parsed ? out.mode() : mode_in_argv(app, argc, argv));
+    con.finish(document(t, v, parsed), v.reason);
+    if (con.mode() == output_mode::human) fmt::print(stderr, "Run with --help for more information.\n");
+    return static_cast<int>(v.code);
   }
 
-  install_interrupt_handler();
-  exit_code code = exit_code::ok;
-  std::string message;
+  console con(t.name, out.mode());
   try {
-    code = body();
-  } catch (const fabric::error& e) {
-    code = e.code();
-    message = e.what();
-  } catch (const CLI::ValidationError& e) {
-    code = exit_code::usage;
-    message = e.what();
-  } catch (const std::system_error& e) {
-    code = e.code().category() == std::generic_category() || e.code().category() == std::system_category()
-               ? classify_errno(e.code().value())
-               : exit_code::system;
-    message = e.what();
-  } catch (const std::bad_alloc&) {
-    code = exit_code::system;
-    message = "out of memory";
-  } catch (const std::exception& e) {
-    code = exit_code::system;
-    message = e.what();
+    v = t.body(con);
+    if (!v.ok() && v.reason.empty()) v.reason = std::string(to_string(v.code));
+  } catch (...) {
+    v = verdict_of(std::current_exception());
   }
-  if (code == exit_code::interrupted && message.empty()) message = "interrupted";
-  emit(tool, out.json, code, message, render);
-  return static_cast<int>(code);
+  if (v.code == exit_code::interrupted && v.reason.empty()) v.reason = "interrupted";
+  con.finish(document(t, v, true), v.ok() ? std::string_view{} : std::string_view{v.reason});
+  return static_cast<int>(v.code);
 }
 
 }  // namespace fabric::cli

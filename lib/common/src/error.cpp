@@ -17,6 +17,7 @@ std::string_view to_string(exit_code c) noexcept {
     case exit_code::timeout: return "timeout";
     case exit_code::protocol: return "protocol";
     case exit_code::system: return "system";
+    case exit_code::output_closed: return "output_closed";
     case exit_code::interrupted: return "interrupted";
   }
   return "unknown";

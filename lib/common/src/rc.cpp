@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace fabric {
 
 
@@ -115,6 +117,7 @@ rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const
   q.node = target.addr;
   q.service = std::to_string(target.port);
   q.port_space = RDMA_PS_TCP;
+  if (int left = until.poll_timeout(); left >= 0) q.lookup_timeout = std::chrono::milliseconds(std::max(left, 1));
   resolved_pair addrs = resolve_pair(q, target.source);
 
   rc_client c;

@@ -19,17 +19,31 @@ namespace fabric {
 
 namespace {
 std::atomic<bool> g_interrupted{false};
+// Why the run stops: interrupted by a signal unless stop() said otherwise.
+std::atomic<exit_code> g_stop_code{exit_code::interrupted};
+std::atomic<const char*> g_stop_reason{"interrupted"};
 int g_pipe[2] = {-1, -1};
+
+void wake_all() noexcept {
+  char c = 1;
+  // A full pipe already wakes every reader; nothing to do on failure.
+  if (g_pipe[1] >= 0) [[maybe_unused]] auto n = ::write(g_pipe[1], &c, 1);
+}
 
 extern "C" void on_signal(int) {
   int saved = errno;
   g_interrupted.store(true);
-  char c = 1;
-  // A full pipe already wakes every reader; nothing to do on failure.
-  [[maybe_unused]] auto n = ::write(g_pipe[1], &c, 1);
+  wake_all();
   errno = saved;
 }
 }  // namespace
+
+void stop(exit_code code, const char* reason) noexcept {
+  if (g_interrupted.exchange(true)) return;  // the first reason stands
+  g_stop_code.store(code);
+  g_stop_reason.store(reason);
+  wake_all();
+}
 
 int deadline::poll_timeout() const {
   if (!at_) return -1;
@@ -62,7 +76,7 @@ void install_interrupt_handler() {
 bool interrupted() noexcept { return g_interrupted.load(); }
 
 void throw_if_interrupted() {
-  if (interrupted()) throw error(exit_code::interrupted, "interrupted");
+  if (interrupted()) throw error(g_stop_code.load(), g_stop_reason.load());
 }
 
 int interrupt_fd() noexcept { return g_pipe[0]; }

@@ -5,10 +5,21 @@
 
 #include <sys/socket.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 
 namespace fabric {
+
+/// How long a host name's lookup may take unless a tool says otherwise.
+inline constexpr std::chrono::milliseconds default_lookup_timeout{10'000};
+
+/// The numeric address ("10.0.0.1", "fd00::1") of a host name, looked up
+/// within `timeout`; a numeric address comes back unchanged. Throws
+/// error(timeout) when the system resolver does not answer in time,
+/// error(resolve_failed) when it finds nothing. `family`: AF_UNSPEC,
+/// AF_INET or AF_INET6.
+std::string lookup_host(const std::string& host, int family, std::chrono::milliseconds timeout);
 
 /// What to resolve: host and port (either may be empty) and hints.
 struct addr_query {
@@ -18,6 +29,8 @@ struct addr_query {
   int family = AF_UNSPEC;         ///< AF_INET, AF_INET6, AF_IB
   int port_space = RDMA_PS_TCP;   ///< RDMA_PS_TCP, RDMA_PS_UDP, RDMA_PS_IPOIB, RDMA_PS_IB
   int qp_type = IBV_QPT_RC;
+  /// Bound on looking up a host name (DNS can hang far longer when down).
+  std::chrono::milliseconds lookup_timeout = default_lookup_timeout;
 };
 
 /// Resolves with rdma_getaddrinfo; throws error(resolve_failed) naming the
@@ -52,8 +65,9 @@ std::uint16_t sockaddr_port(const sockaddr* sa) noexcept;
 void set_sockaddr_port(sockaddr* sa, std::uint16_t port) noexcept;
 
 /// Resolves a host name or address with getaddrinfo (no RDMA involved), as
-/// rdma-core's mckey does for -m and -b; throws error(resolve_failed).
-sockaddr_storage resolve_ip(const std::string& host);
+/// rdma-core's mckey does for -m and -b, a name within `timeout`; throws
+/// error(resolve_failed) or error(timeout).
+sockaddr_storage resolve_ip(const std::string& host, std::chrono::milliseconds timeout = default_lookup_timeout);
 
 /// Formats a GID as rdma-core does ("fe80:0000:...").
 std::string format_gid(const ibv_gid& gid);

@@ -20,11 +20,20 @@ enum class exit_code : int {
   timeout = 6,           ///< a bounded wait expired
   protocol = 7,          ///< the peer sent something malformed
   system = 8,            ///< a local resource or system call failed
+  output_closed = 9,     ///< stdout went away: the reader of a pipe stopped reading (EPIPE)
   interrupted = 130,     ///< SIGINT or SIGTERM
 };
 
 /// Short stable name of an exit code ("timeout", "usage", ...), used in JSON.
 std::string_view to_string(exit_code c) noexcept;
+
+/// How a run ended: its exit code and, unless ok, the one-line reason that
+/// reaches both the error line on stderr and the JSON `error`.
+struct verdict {
+  exit_code code = exit_code::ok;
+  std::string reason;
+  [[nodiscard]] bool ok() const noexcept { return code == exit_code::ok; }
+};
 
 /// An error that reaches the user as one line and maps to an exit code.
 class error : public std::runtime_error {

@@ -2,6 +2,8 @@
 /// Bounded waits: deadlines, interruption by SIGINT/SIGTERM, and polling a
 /// file descriptor with both.
 
+#include "fabric/error.hpp"
+
 #include <chrono>
 #include <optional>
 #include <span>
@@ -46,10 +48,16 @@ private:
 /// below wakes up. Idempotent; called by cli::run before the tool runs.
 void install_interrupt_handler();
 
-/// True once SIGINT or SIGTERM has arrived.
+/// True once SIGINT or SIGTERM has arrived, or stop() was called.
 bool interrupted() noexcept;
 
-/// Throws error(exit_code::interrupted) if a signal has arrived.
+/// Stops the run as a signal would, for another reason: every wait below
+/// wakes up and throws error(code, reason). `reason` must outlive the run
+/// (a string literal). The first reason, a signal's or a stop's, stands.
+void stop(exit_code code, const char* reason) noexcept;
+
+/// Throws error(exit_code::interrupted), or the error stop() named, once
+/// the run was told to stop.
 void throw_if_interrupted();
 
 /// The read end of the self-pipe; readable once interrupted.

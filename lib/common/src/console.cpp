@@ -1,0 +1,118 @@
+#include "fabric/console.hpp"
+
+#include "fabric/wait.hpp"
+
+#include <fmt/format.h>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+
+namespace fabric {
+
+std::string schema_name(std::string_view tool) { return fmt::format("fabric-toolkit/{}/1", tool); }
+
+std::string dump_json(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string printable(std::string_view bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (char c : bytes) {
+    auto b = static_cast<unsigned char>(c);
+    if (b >= 0x20 && b < 0x7f)
+      out += c;
+    else
+      out += fmt::format("\\x{:02x}", b);
+  }
+  return out;
+}
+
+namespace {
+
+std::string host_name() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+double unix_time() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+console::console(std::string_view tool, output_mode mode) : tool_(tool), mode_(mode), host_(host_name()) {}
+
+void console::set_role(std::string_view role) {
+  std::lock_guard lock(mutex_);
+  role_ = role;
+}
+
+void console::write(std::FILE* f, std::string_view text) {
+  if (closed_) return;
+  std::fwrite(text.data(), 1, text.size(), f);
+  if (std::fflush(f) == 0 || f != stdout) return;
+  // The reader of stdout went away: nothing more can be said there, and a
+  // run that only reports should not go on alone.
+  closed_ = true;
+  if (errno == EPIPE) {
+    stop(exit_code::output_closed, "stdout closed: its reader went away");
+    throw error(exit_code::output_closed, "stdout closed: its reader went away");
+  }
+  throw_errno(errno, "write to stdout");
+}
+
+void console::line(std::string_view text) {
+  if (mode_ != output_mode::human) return;
+  std::lock_guard lock(mutex_);
+  write(stdout, fmt::format("{}\n", text));
+}
+
+void console::note(std::string_view text) {
+  if (mode_ != output_mode::human) return;
+  std::lock_guard lock(mutex_);
+  write(stderr, fmt::format("{}\n", text));
+}
+
+void console::warning(std::string_view text) {
+  std::lock_guard lock(mutex_);
+  write(stderr, fmt::format("{}: warning: {}\n", tool_, text));
+}
+
+void console::diagnostic(std::string_view text) {
+  std::lock_guard lock(mutex_);
+  write(stderr, fmt::format("{}\n", text));
+}
+
+void console::event(std::string_view kind, const nlohmann::json& payload) {
+  if (mode_ != output_mode::lines) return;
+  std::lock_guard lock(mutex_);
+  nlohmann::json j{{"schema", schema_name(tool_)}, {"tool", tool_}, {"host", host_}, {"role", role_},
+                   {"time", unix_time()},          {"event", kind}};
+  j[std::string(kind)] = payload;
+  write(stdout, dump_json(j) + '\n');
+}
+
+void console::test_end(exit_code code) {
+  line(fmt::format("test complete\nreturn status {}", static_cast<int>(code)));
+}
+
+void console::finish(const nlohmann::json& document, std::string_view error) {
+  std::lock_guard lock(mutex_);
+  try {
+    if (mode_ == output_mode::human) {
+      if (!error.empty()) write(stderr, fmt::format("{}: error: {}\n", tool_, error));
+      if (!closed_) std::fflush(stdout);
+      return;
+    }
+    write(stdout, dump_json(document, mode_ == output_mode::document ? 2 : -1) + '\n');
+  } catch (const fabric::error&) {
+    // stdout is gone; the exit code says so.
+  }
+}
+
+}  // namespace fabric

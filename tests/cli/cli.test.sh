@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Host-level checks of every tool's command line and JSON contract; no RDMA
+# device needed: --help, --version, usage errors (a one-line error and exit
+# 2, or a valid JSON document with -j in any spelling), runs that fail for
+# want of a device or service (still one valid document, whatever bytes
+# the arguments carry), the man pages against the schemas.
+#
+# Usage: tests/cli/cli.test.sh BIN_DIR
+set -u
+BIN=$(cd "${1:?usage: $0 BIN_DIR}" && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+VALIDATE=$SRC/tests/json/validate
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+TOOLS=(rping udaddy mckey ucmatose ib_acme)
+passed=0 failed=0
+
+pass() { echo "PASS: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+check() {
+  local name=$1; shift
+  if "$@"; then pass "$name"; else fail "$name"; fi
+}
+
+# run TOOL ARGS...: stdout in $WORK/out, stderr in $WORK/err, status in $rc.
+run() {
+  rc=0
+  timeout -k 2 30 "$BIN/$1" "${@:2}" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+}
+valid_document() { "$VALIDATE" "$WORK/out" 2>&1 | head -n 20 >&2; "$VALIDATE" "$WORK/out" 2>/dev/null; }
+valid_lines() { "$VALIDATE" --lines "$WORK/out" 2>/dev/null; }
+doc() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$WORK/out')); sys.exit(0 if ($1) else 1)"; }
+one_line() { [ "$(wc -l <"$WORK/out")" -eq 1 ]; }
+
+# Runs that go as far as they can on a host without RDMA: each tool's
+# most common command line.
+declare -A attempt=(
+  [rping]="-c -a 127.0.0.1 -C 1 --timeout 2000"
+  [udaddy]="-s 127.0.0.1 --timeout 2000"
+  [mckey]="-m 239.1.1.1 --timeout 2000"
+  [ucmatose]="-s 127.0.0.1 --timeout 2000"
+  [ib_acme]="-d 127.0.0.1 -S /nonexistent/ibacm.sock --timeout 2000"
+)
+# A flag each tool has that takes no value, for -j clusters.
+declare -A flag=([rping]=V [udaddy]= [mckey]=s [ucmatose]=m [ib_acme]=c)
+
+for t in "${TOOLS[@]}"; do
+  run "$t" --help
+  check "$t --help: exit 0, lists --json=lines" test "$rc" -eq 0 -a -n "$(grep -e '--json' "$WORK/out")"
+  run "$t" --version
+  check "$t --version names the toolkit" grep -q "^$t (fabric-toolkit) " "$WORK/out"
+
+  run "$t" --no-such-option
+  check "$t bad option: exit 2" test "$rc" -eq 2
+  check "$t bad option: nothing on stdout" test ! -s "$WORK/out"
+  check "$t bad option: one error line, then the hint" \
+    test "$(head -n 1 "$WORK/err" | grep -c "^$t: error: ")" -eq 1 -a "$(wc -l <"$WORK/err")" -eq 2
+
+  spellings=("-j" "--json" "--json=document" "--json=true")
+  [ -n "${flag[$t]}" ] && spellings+=("-j${flag[$t]}" "-${flag[$t]}j")
+  for spelling in "${spellings[@]}"; do
+    run "$t" $spelling --no-such-option
+    check "$t $spelling, bad option: exit 2 and a valid document" valid_document
+    check "$t $spelling, bad option: the document says usage" \
+      doc 'd["exit_code"] == 2 and d["ok"] is False and "no-such-option" in d["error"] and d["tool"] == "'"$t"'"'
+    check "$t $spelling, bad option: stderr stays quiet" test ! -s "$WORK/err"
+  done
+  run "$t" --json=lines --no-such-option
+  check "$t --json=lines, bad option: one line, the document" valid_lines
+  check "$t --json=lines, bad option: exactly one line" one_line
+  run "$t" --json=bogus
+  check "$t --json=bogus: a usage error, still as JSON" doc 'd["exit_code"] == 2 and "bogus" in d["error"]'
+
+  # shellcheck disable=SC2086
+  run "$t" ${attempt[$t]} -j
+  check "$t without RDMA: fails (exit $rc), not a crash" test "$rc" -ne 0 -a "$rc" -lt 100
+  check "$t without RDMA: a valid document with the options in force" valid_document
+  check "$t without RDMA: the document's error is the reason" doc 'd["error"] and d["exit_code"] == '"$rc"
+  # shellcheck disable=SC2086
+  run "$t" ${attempt[$t]}
+  check "$t without RDMA: the error line on stderr" grep -q "^$t: error: " "$WORK/err"
+  # shellcheck disable=SC2086
+  run "$t" ${attempt[$t]} --json=lines
+  check "$t without RDMA, --json=lines: valid lines, the document last" valid_lines
+done
+
+# A host without any RDMA device: the device's lack, not the address's.
+if [ ! -d /sys/class/infiniband ] || [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
+  run rping -c -a 127.0.0.1 -C 1
+  check "rping on a host without RDMA devices: exit 3 (no_device)" test "$rc" -eq 3
+fi
+
+# A cluster whose second letter is no option: still a usage error in JSON.
+run udaddy -jV
+check "udaddy -jV: a usage error as a valid document" valid_document
+check "udaddy -jV: exit 2, nothing else printed" test "$rc" -eq 2 -a ! -s "$WORK/err"
+
+# Bytes that are not UTF-8 in an argument that reaches the document.
+run rping -c -a $'\xff\xfe-host' -j --timeout 1000
+check "rping: a non-UTF-8 address still gives a valid document" valid_document
+check "rping: the stray bytes are replaced, not dropped" doc '"\ufffd" in d["error"] or "\ufffd" in d["options"]["addr"]'
+run ib_acme -d $'node\xff' -S /nonexistent/ibacm.sock -j --timeout 1000
+check "ib_acme: a non-UTF-8 destination still gives a valid document" valid_document
+
+# The schemas are themselves valid, and every man page lists the fields its
+# tool's schema declares.
+check "man pages and schemas agree" "$SRC/tests/json/man_agrees" "$SRC/schemas" "$SRC/man" "${TOOLS[@]}"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

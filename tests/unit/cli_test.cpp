@@ -1,0 +1,103 @@
+#include "fabric/cli.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using fabric::output_mode;
+
+namespace {
+
+/// A command line that the tests can hand to mode_in_argv.
+struct argv_of {
+  explicit argv_of(std::vector<std::string> a) : args(std::move(a)) {
+    args.insert(args.begin(), "tool");
+    for (auto& s : args) ptrs.push_back(s.data());
+  }
+  int argc() const { return static_cast<int>(ptrs.size()); }
+  char** argv() { return ptrs.data(); }
+  std::vector<std::string> args;
+  std::vector<char*> ptrs;
+};
+
+struct app_with_flags {
+  CLI::App app;
+  fabric::cli::output_options out;
+  bool verify = false;
+  std::string addr;
+  app_with_flags() {
+    fabric::cli::add_output_options(app, out);
+    app.add_flag("-V,--verify", verify);
+    app.add_option("-a,--addr", addr);
+  }
+  output_mode mode(std::vector<std::string> args) {
+    argv_of a(std::move(args));
+    return fabric::cli::mode_in_argv(app, a.argc(), a.argv());
+  }
+};
+
+}  // namespace
+
+TEST(cli, json_spellings_are_seen_in_a_command_line_that_did_not_parse) {
+  app_with_flags t;
+  EXPECT_EQ(t.mode({"--bogus"}), output_mode::human);
+  EXPECT_EQ(t.mode({"-j", "--bogus"}), output_mode::document);
+  EXPECT_EQ(t.mode({"--json", "--bogus"}), output_mode::document);
+  EXPECT_EQ(t.mode({"--json=true", "--bogus"}), output_mode::document);
+  EXPECT_EQ(t.mode({"--json=lines", "--bogus"}), output_mode::lines);
+  EXPECT_EQ(t.mode({"-jV", "--bogus"}), output_mode::document);
+  EXPECT_EQ(t.mode({"-Vj"}), output_mode::document);
+  EXPECT_EQ(t.mode({"-jX"}), output_mode::document);
+  // -a takes a value: "-aj" is the address "j", not -j.
+  EXPECT_EQ(t.mode({"-aj", "--bogus"}), output_mode::human);
+  EXPECT_EQ(t.mode({"--", "-j"}), output_mode::human);
+}
+
+TEST(cli, json_option_parses_to_a_mode) {
+  for (auto [arg, want] : {std::pair{"-j", output_mode::document}, {"--json", output_mode::document},
+                           {"--json=lines", output_mode::lines}, {"--json=document", output_mode::document}}) {
+    app_with_flags t;
+    t.app.parse(std::vector<std::string>{arg});
+    EXPECT_EQ(t.out.mode(), want) << arg;
+  }
+  app_with_flags t;
+  EXPECT_THROW(t.app.parse(std::vector<std::string>{"--json=yaml"}), CLI::ValidationError);
+}
+
+TEST(cli, document_has_every_common_key) {
+  auto d = fabric::cli::make_document("rping", {fabric::exit_code::timeout, "no answer"});
+  for (const char* k : {"schema", "tool", "version", "host", "role", "ok", "exit_code", "error", "options", "results",
+                        "summary"})
+    EXPECT_TRUE(d.contains(k)) << k;
+  EXPECT_EQ(d["schema"], "fabric-toolkit/rping/1");
+  EXPECT_EQ(d["exit_code"], 6);
+  EXPECT_EQ(d["ok"], false);
+  EXPECT_EQ(d["error"], "no answer");
+  EXPECT_TRUE(fabric::cli::make_document("rping", {})["error"].is_null());
+}
+
+TEST(cli, option_keys_are_long_names_with_underscores) {
+  CLI::App app;
+  fabric::cli::output_options out;
+  bool b = false;
+  fabric::cli::add_output_options(app, out);
+  app.add_flag("--busy-poll", b);
+  app.add_flag("-q", b);  // no long name: no key
+  EXPECT_EQ(fabric::cli::option_keys(app), std::vector<std::string>{"busy_poll"});
+}
+
+TEST(console, json_text_survives_bytes_that_are_not_utf8) {
+  nlohmann::json j{{"data", std::string("ok\xff\xfe end")}};
+  std::string text;
+  ASSERT_NO_THROW(text = fabric::dump_json(j));
+  EXPECT_EQ(text, "{\"data\":\"ok\xEF\xBF\xBD\xEF\xBF\xBD end\"}");
+  EXPECT_EQ(text.find('\n'), std::string::npos);
+}
+
+TEST(console, peer_bytes_are_made_safe_for_a_terminal) {
+  // rping's own pattern, backslash included, passes unchanged.
+  EXPECT_EQ(fabric::printable("rdma-ping-0: XYZ[\\]^_`abc"), "rdma-ping-0: XYZ[\\]^_`abc");
+  EXPECT_EQ(fabric::printable("a\x1b[2Jb\n\xff"), "a\\x1b[2Jb\\x0a\\xff");
+  EXPECT_EQ(fabric::printable(std::string_view("\0z", 2)), "\\x00z");
+}
