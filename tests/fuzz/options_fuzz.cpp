@@ -4,6 +4,7 @@
 // table and usage checks. A bad command line must end in a CLI11 or
 // fabric::error, never a crash.
 
+#include "fabric/console.hpp"
 #include "fabric/error.hpp"
 #include "fabric/ud.hpp"
 #include "mckey.hpp"
@@ -45,10 +46,14 @@ void parse_tool(std::vector<std::string> args) {
   } catch (const CLI::Error&) {
     return;
   }
-  if constexpr (std::is_same_v<Options, mckey::options>)
-    (void)mckey::usage_problem(opt);
-  else
-    (void)udaddy::parse_format(opt.format);
+  // A command line that parsed is checked as a whole and rendered.
+  if constexpr (std::is_same_v<Options, mckey::options>) {
+    mckey::validate(opt);
+    (void)fabric::dump_json(mckey::options_json(opt));
+  } else {
+    udaddy::validate(opt);
+    (void)fabric::dump_json(udaddy::options_json(opt));
+  }
 }
 
 }  // namespace

@@ -33,12 +33,12 @@ TEST(error, check_ret_uses_returned_errno) {
 }
 
 TEST(document, common_keys) {
-  auto ok = fabric::cli::make_document("rping", exit_code::ok, "");
+  auto ok = fabric::cli::make_document("rping", {});
   EXPECT_EQ(ok["tool"], "rping");
   EXPECT_EQ(ok["ok"], true);
   EXPECT_EQ(ok["exit_code"], 0);
   EXPECT_TRUE(ok["error"].is_null());
-  auto bad = fabric::cli::make_document("udaddy", exit_code::timeout, "no reply");
+  auto bad = fabric::cli::make_document("udaddy", {exit_code::timeout, "no reply"});
   EXPECT_EQ(bad["ok"], false);
   EXPECT_EQ(bad["exit_code"], 6);
   EXPECT_EQ(bad["error"], "no reply");
@@ -51,9 +51,11 @@ TEST(document, exit_code_names_are_stable) {
 
 TEST(document, test_end_lines_are_the_originals_and_absent_with_json) {
   testing::internal::CaptureStdout();
-  fabric::cli::print_test_end({}, exit_code::timeout);
+  fabric::console human("udaddy", fabric::output_mode::human);
+  human.test_end(exit_code::timeout);
   EXPECT_EQ(testing::internal::GetCapturedStdout(), "test complete\nreturn status 6\n");
   testing::internal::CaptureStdout();
-  fabric::cli::print_test_end({.json = true}, exit_code::ok);
+  fabric::console json("udaddy", fabric::output_mode::document);
+  json.test_end(exit_code::ok);
   EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
 }

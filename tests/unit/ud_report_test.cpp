@@ -24,7 +24,7 @@ tool_result ready(std::size_t index, std::uint64_t expected, std::uint64_t recei
 
 TEST(ud_report, totals_sum_every_qp) {
   std::vector<tool_result> rs{ready(0, 10, 10), ready(1, 10, 7, 2)};
-  auto t = totals(rs);
+  auto t = totals(rs, "connected");
   EXPECT_EQ(t.expected, 20u);
   EXPECT_EQ(t.sent, 20u);
   EXPECT_EQ(t.received, 17u);
@@ -44,11 +44,19 @@ TEST(ud_report, loss_lines_name_only_ready_qps_that_lost_or_failed_verification)
 }
 
 TEST(ud_report, verdict_names_loss_before_verification) {
-  EXPECT_EQ(loss_verdict({}).first, exit_code::ok);
-  auto [code, why] = loss_verdict({.expected = 20, .sent = 20, .received = 17, .lost = 3, .verify_errors = 2});
-  EXPECT_EQ(code, exit_code::test_failed);
-  EXPECT_EQ(why, "lost 3 of 20 messages: received 17");
-  EXPECT_EQ(loss_verdict({.verify_errors = 2}).second, "2 messages failed verification");
+  EXPECT_TRUE(loss_verdict({}).ok());
+  ud_totals t;
+  t.expected = 20;
+  t.sent = 20;
+  t.received = 17;
+  t.lost = 3;
+  t.verify_errors = 2;
+  auto v = loss_verdict(t);
+  EXPECT_EQ(v.code, exit_code::test_failed);
+  EXPECT_EQ(v.reason, "lost 3 of 20 messages: received 17");
+  ud_totals bad;
+  bad.verify_errors = 2;
+  EXPECT_EQ(loss_verdict(bad).reason, "2 messages failed verification");
 }
 
 TEST(ud_report, the_first_failure_is_kept) {
@@ -59,25 +67,37 @@ TEST(ud_report, the_first_failure_is_kept) {
   EXPECT_EQ(r.error, "first");
 }
 
-TEST(ud_report, json_shows_the_counts_asked_for) {
+TEST(ud_report, an_item_is_ok_only_when_ready_and_whole) {
   auto r = ready(3, 10, 8, 1);
   r.qpn = 17;
-  nlohmann::json both, receiver, sender;
-  to_json(both, r, {.sent = true, .received = true, .verify = true});
-  EXPECT_EQ(both["index"], 3);
-  EXPECT_EQ(both["qpn"], 17);
-  EXPECT_FALSE(both.contains("error"));
-  EXPECT_FALSE(both.contains("qkey"));
-  EXPECT_EQ(both["lost"], 2);
-  EXPECT_EQ(both["verify_errors"], 1);
-  to_json(receiver, r, {.sent = false, .received = true});
-  EXPECT_FALSE(receiver.contains("sent"));
-  EXPECT_FALSE(receiver.contains("verify_errors"));
-  to_json(sender, r, {.sent = true, .received = false});
-  EXPECT_FALSE(sender.contains("received"));
-  EXPECT_FALSE(sender.contains("lost"));
-  nlohmann::json t;
-  add_totals(t, totals(std::vector<tool_result>{r}), {.sent = true, .received = true});
-  EXPECT_EQ(t["expected"], 10);
-  EXPECT_EQ(t["lost"], 2);
+  r.setup_us = 250.0;
+  auto j = result_json("connection", "connected", "connect_us", r);
+  EXPECT_EQ(j["kind"], "connection");
+  EXPECT_EQ(j["index"], 3);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["error"], "received 8 of 10 messages, 2 lost");
+  EXPECT_EQ(j["qpn"], 17);
+  EXPECT_TRUE(j["qkey"].is_null());
+  EXPECT_EQ(j["lost"], 2);
+  EXPECT_EQ(j["verify_errors"], 1);
+  EXPECT_EQ(j["connect_us"], 250.0);
+  auto whole = result_json("connection", "connected", "connect_us", ready(0, 10, 10));
+  EXPECT_EQ(whole["ok"], true);
+  EXPECT_TRUE(whole["error"].is_null());
+  tool_result pending;
+  EXPECT_EQ(result_json("join", "joined", "join_us", pending)["error"], "pending: never joined");
+}
+
+TEST(ud_report, summary_counts_failed_items_and_setup_times) {
+  std::vector<tool_result> rs{ready(0, 10, 10), ready(1, 10, 7)};
+  rs[0].setup_us = 100.0;
+  rs[1].setup_us = 300.0;
+  auto j = summary_json("connections", "connect", rs.size(), totals(rs, "connected"), 1e6);
+  EXPECT_EQ(j["connections"], 2);
+  EXPECT_EQ(j["failed"], 1);
+  EXPECT_EQ(j["lost"], 3);
+  EXPECT_EQ(j["connect"]["count"], 2);
+  EXPECT_EQ(j["connect"]["max_us"], 300.0);
+  EXPECT_DOUBLE_EQ(j["messages_per_second"].get<double>(), 37.0);
+  EXPECT_TRUE(summary_json("connections", "connect", 0, {}, std::nullopt)["elapsed_us"].is_null());
 }

@@ -3,6 +3,7 @@
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
 #include "fabric/multicast.hpp"
+#include "fabric/wait.hpp"
 #include "fabric/ud.hpp"
 
 #include <arpa/inet.h>
@@ -35,7 +36,7 @@ struct member {
 
 class test_run {
 public:
-  test_run(const options& opt, report& rep) : opt_(opt), rep_(rep) {}
+  test_run(const options& opt, report& rep, console& con) : opt_(opt), rep_(rep), con_(con) {}
 
   void execute() {
     describe();
@@ -49,35 +50,19 @@ public:
     }
   }
 
-  // Flushed per line: a script waits for the "joined" line before it
-  // starts a sender.
-  void say(std::string_view line) const {
-    if (opt_.out.json) return;
-    fmt::print("{}\n", line);
-    std::fflush(stdout);
-  }
-
 private:
+  void say(std::string_view line) const { con_.line(line); }
+
   [[nodiscard]] std::uint64_t count() const { return opt_.size == 0 ? 0 : static_cast<std::uint64_t>(opt_.count); }
   qp_result& result(const member& m) { return rep_.results[m.index]; }
 
+  // The options, checked by validate(), in the form the run uses.
   void describe() {
-    if (auto problem = usage_problem(opt_)) throw error(exit_code::usage, *problem);
-    auto ps = parse_port_space("", opt_.port_space_number);
-    if (!ps) throw error(exit_code::usage, fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", opt_.port_space_number));
-    ps_ = *ps;
+    ps_ = parse_port_space("", opt_.port_space_number).value();
+    unmapped_ = !opt_.unmapped_group.empty();
+    group_ = unmapped_ ? opt_.unmapped_group : opt_.group;
     rep_.role = opt_.sender ? "sender" : "receiver";
-    rep_.unmapped = !opt_.unmapped_group.empty();
-    rep_.group = rep_.unmapped ? opt_.unmapped_group : opt_.group;
-    rep_.bind = opt_.bind;
-    rep_.connections = opt_.connections;
-    rep_.count = static_cast<int>(count());
-    rep_.size = opt_.size;
-    rep_.port_space = port_space_name(ps_);
-    rep_.send_only = opt_.send_only;
-    rep_.no_loopback = opt_.no_loopback;
-    rep_.timeout_ms = opt_.timeout_ms;
-    rep_.verify = opt_.verify;
+    con_.set_role(rep_.role);
   }
 
   sockaddr* src() { return opt_.bind.empty() ? nullptr : reinterpret_cast<sockaddr*>(&src_); }
@@ -85,7 +70,7 @@ private:
 
   void resolve_group() {
     if (!opt_.bind.empty()) src_ = resolve_ip(opt_.bind);
-    if (rep_.unmapped) {
+    if (unmapped_) {
       sockaddr_ib sib{};
       sib.sib_family = AF_IB;
       if (inet_pton(AF_INET6, opt_.unmapped_group.c_str(), &sib.sib_addr) != 1)
@@ -100,7 +85,7 @@ private:
   // so, naming the port, instead of the kernel's bare errno.
   void check_infiniband_only(rdma_cm_id* bound) {
     std::string request;
-    if (rep_.unmapped)
+    if (unmapped_)
       request = fmt::format("-M {}: an unmapped (AF_IB) multicast group", opt_.unmapped_group);
     else if (is_unspecified_group(dst()))
       request = fmt::format("-m {}: a group assigned by the subnet administrator", opt_.group);
@@ -121,7 +106,7 @@ private:
       m.id = channel_->create_id(ps_, &m);
       if (src()) check_rc(rdma_bind_addr(m.id.get(), src()), fmt::format("rdma_bind_addr {}", opt_.bind));
       check_infiniband_only(m.id.get());
-      if (rep_.unmapped)
+      if (unmapped_)
         start_join(m);
       else
         check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), resolve_timeout_ms), fmt::format("rdma_resolve_addr {}", opt_.group));
@@ -134,7 +119,7 @@ private:
     if (!settled)
       for (auto& m : members_)
         if (result(*m).state == "pending")
-          fail(*m, error(exit_code::timeout, fmt::format("qp {}: no join of {} within {} ms", m->index, rep_.group,
+          fail(*m, error(exit_code::timeout, fmt::format("qp {}: no join of {} within {} ms", m->index, group_,
                                                           opt_.timeout_ms)));
     if (first_error_) throw *first_error_;
   }
@@ -155,9 +140,9 @@ private:
     r.qpn = m.ep->qpn();
     if (opt_.no_loopback) {
       r.loopback_blocked = m.ep->loopback_blocked();
-      if (!m.ep->loopback_blocked() && rep_.loopback_note.empty()) {
-        rep_.loopback_note = m.ep->loopback_note();
-        fmt::print(stderr, "mckey: warning: {}\n", rep_.loopback_note);
+      if (!m.ep->loopback_blocked() && !loopback_warned_) {
+        loopback_warned_ = true;
+        con_.warning(m.ep->loopback_note());
       }
     }
     m.traffic = std::make_unique<ud_traffic>(*m.ep, opt_.sender ? 0 : count(), opt_.verify, fmt::format("qp {}", m.index));
@@ -176,13 +161,20 @@ private:
       case RDMA_CM_EVENT_MULTICAST_JOIN: {
         auto g = joined_group(ev);
         auto& r = result(m);
-        r.join_ms = ms_since(m.join_started);
+        r.setup_us = us_since(m.join_started);
         r.dgid = g.dgid;
         r.mlid = g.mlid;
         r.sl = g.sl;
         r.remote_qpn = g.qpn;
         r.qkey = g.qkey;
         say(joined_line(r));
+        con_.event("joined", {{"index", r.index},
+                              {"dgid", g.dgid},
+                              {"mlid", g.mlid},
+                              {"sl", g.sl},
+                              {"remote_qpn", g.qpn},
+                              {"qkey", g.qkey},
+                              {"join_us", *r.setup_us}});
         m.group = group_destination(*m.ep, g);
         r.state = "joined";
         r.expected = opt_.sender ? 0 : count();
@@ -192,7 +184,7 @@ private:
       case RDMA_CM_EVENT_ROUTE_ERROR:
       case RDMA_CM_EVENT_MULTICAST_ERROR:
         say(fmt::format("mckey: event: {}, error: {}", ev.name(), ev.status()));
-        fail(m, event_error(ev, fmt::format("qp {} joining {}", m.index, rep_.group)));
+        fail(m, event_error(ev, fmt::format("qp {} joining {}", m.index, group_)));
         return true;
       default:
         return false;
@@ -217,7 +209,7 @@ private:
     for (auto& m : members_)
       if (!m->traffic->finish_sends(until))
         throw error(exit_code::timeout, fmt::format("qp {}: sends did not complete", m->index));
-    rep_.elapsed_ms = ms_since(t0);
+    rep_.elapsed_us = us_since(t0);
     say("data transfers complete");
   }
 
@@ -237,12 +229,16 @@ private:
       r.received = m->traffic->received();
       r.verify_errors = m->traffic->verify_errors();
     }
-    rep_.elapsed_ms = ms_since(t0);
-    if (verdict(rep_).first == exit_code::ok) say("data transfers complete");
+    rep_.elapsed_us = us_since(t0);
+    if (judge(rep_).ok()) say("data transfers complete");
   }
 
   const options& opt_;
   report& rep_;
+  console& con_;
+  bool unmapped_ = false;
+  std::string group_;  // -m or -M
+  bool loopback_warned_ = false;
   rdma_port_space ps_ = RDMA_PS_UDP;
   sockaddr_storage src_{};
   sockaddr_storage dst_{};
@@ -255,21 +251,15 @@ private:
 
 }  // namespace
 
-exit_code run(const options& opt, report& rep) {
-  test_run t(opt, rep);
-  try {
-    t.execute();
-  } catch (const error& e) {
-    fabric::cli::print_test_end(opt.out, e.code());
-    throw;
-  }
-  auto [code, why] = verdict(rep);
-  for (const auto& line : loss_lines(rep)) t.say(line);
-  if (opt.stats)
-    for (const auto& line : stats_lines(rep)) t.say(line);
-  fabric::cli::print_test_end(opt.out, code);
-  if (code != exit_code::ok) throw error(code, why);
-  return code;
+verdict run(const options& opt, report& rep, console& con) {
+  test_run t(opt, rep, con);
+  return run_ud_test(con, [&] { t.execute(); },
+                     {.loss_lines = [&] { return loss_lines(rep); },
+                      .stats_lines = [&] { return opt.stats ? stats_lines(rep) : std::vector<std::string>{}; },
+                      .judge = [&] { return judge(rep); },
+                      .emit_results = [&] {
+                        for (const auto& q : rep.results) con.event("result", result_json(q));
+                      }});
 }
 
 }  // namespace mckey

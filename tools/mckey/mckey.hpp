@@ -1,6 +1,6 @@
 #pragma once
-// mckey: join a multicast group on one or more UD QPs, then send datagrams
-// to it or count the ones that arrive; wire-compatible with rdma-core's mckey.
+/// mckey: join a multicast group on one or more UD QPs, then send datagrams
+/// to it or count the ones that arrive; wire-compatible with rdma-core's mckey.
 
 #include "fabric/cli.hpp"
 #include "fabric/ud_report.hpp"
@@ -12,6 +12,7 @@
 
 namespace mckey {
 
+/// Command-line options (the original's short flags, uniform long names).
 struct options {
   fabric::cli::output_options out;
   std::string group;               // -m: IP multicast address
@@ -32,39 +33,38 @@ struct options {
 
 void add_options(CLI::App& app, options& opt);
 
-/// The usage problem of a parsed command line (what CLI11 cannot check), or nothing.
-std::optional<std::string> usage_problem(const options& opt);
+/// Checks the options as a whole (the group, the port space); throws a
+/// usage error.
+void validate(const options& opt);
 
-// state: pending, joined, failed; remote_qpn and qkey are the group's.
+/// The options in force as the document's options object.
+nlohmann::json options_json(const options& opt);
+
+/// One QP; state: pending, joined, failed; remote_qpn and qkey are the
+/// group's, setup_us the join time.
 struct qp_result : fabric::ud_result {
   std::optional<std::string> dgid;
   std::optional<std::uint16_t> mlid;
   std::optional<std::uint8_t> sl;
-  std::optional<double> join_ms;
   std::optional<bool> loopback_blocked;
 };
 
+/// What a run produced.
 struct report {
-  std::string role = "none";       // sender, receiver
-  std::string group;
-  bool unmapped = false;
-  std::string bind;
-  int connections = 0, count = 0, size = 0;
-  std::string port_space;
-  bool send_only = false;
-  bool no_loopback = false;
-  int timeout_ms = 0;
-  bool verify = false;
+  std::string role = "none";       ///< sender, receiver
   std::optional<std::uint32_t> mtu;
   std::string link_layer;
   std::vector<qp_result> results;
-  std::optional<double> elapsed_ms;  // the data phase
-  std::string loopback_note;         // why -l could not be honoured
+  std::optional<double> elapsed_us;  ///< the data phase
 
-  [[nodiscard]] fabric::ud_totals totals() const { return fabric::totals(results); }
+  [[nodiscard]] fabric::ud_totals totals() const { return fabric::totals(results, "joined"); }
 };
 
-void to_json(nlohmann::json& j, const report& r);
+/// A QP as an item of results (and of a result event).
+nlohmann::json result_json(const qp_result& q);
+
+/// The document's role, options, results and summary.
+void to_json(nlohmann::json& j, const options& opt, const report& r);
 
 /// "mckey: joined dgid: <gid> mlid 0x<mlid> sl <sl>", as the original prints it.
 std::string joined_line(const qp_result& q);
@@ -73,8 +73,9 @@ std::vector<std::string> loss_lines(const report& r);
 /// The --stats summary lines.
 std::vector<std::string> stats_lines(const report& r);
 /// The verdict of a finished data phase.
-std::pair<fabric::exit_code, std::string> verdict(const report& r);
+fabric::verdict judge(const report& r);
 
-fabric::exit_code run(const options& opt, report& rep);
+/// Joins, then sends or receives; fills `rep` as it goes.
+fabric::verdict run(const options& opt, report& rep, fabric::console& con);
 
 }  // namespace mckey

@@ -1,8 +1,8 @@
-// Options, report and their renderings; no I/O here.
+// Options, their checks, the report and its renderings; no I/O here.
 #include "mckey.hpp"
 
 #include "fabric/completion.hpp"
-#include "fabric/stats.hpp"
+#include "fabric/ud.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -34,51 +34,56 @@ void add_options(CLI::App& app, options& opt) {
   app.add_flag("--stats", opt.stats, "Print join times and counts");
 }
 
-std::optional<std::string> usage_problem(const options& opt) {
-  if (!opt.group.empty() && !opt.unmapped_group.empty()) return "-m and -M are mutually exclusive";
-  if (opt.group.empty() && opt.unmapped_group.empty()) return "a multicast group is required: -m ADDRESS or -M GID";
-  if (!opt.unmapped_group.empty() && opt.bind.empty()) return "-M needs -b: an unmapped multicast address needs a source address";
-  return std::nullopt;
+namespace {
+nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+}  // namespace
+
+void validate(const options& o) {
+  if (!o.group.empty() && !o.unmapped_group.empty()) fabric::cli::usage_error("-m and -M are mutually exclusive");
+  if (o.group.empty() && o.unmapped_group.empty())
+    fabric::cli::usage_error("a multicast group is required: -m ADDRESS or -M GID");
+  if (!o.unmapped_group.empty() && o.bind.empty())
+    fabric::cli::usage_error("-M needs -b: an unmapped multicast address needs a source address");
+  if (!fabric::parse_port_space("", o.port_space_number))
+    fabric::cli::usage_error(fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", o.port_space_number));
 }
 
-void to_json(nlohmann::json& j, const report& r) {
-  j["role"] = r.role;
-  if (r.role == "none") return;  // stopped before the options were understood
-  j[r.unmapped ? "unmapped_group" : "group"] = r.group;
-  if (!r.bind.empty()) j["bind"] = r.bind;
-  j["connections"] = r.connections;
-  j["count"] = r.count;
-  j["size"] = r.size;
-  j["port_space"] = r.port_space;
-  j["send_only"] = r.send_only;
-  j["no_loopback"] = r.no_loopback;
-  j["timeout"] = r.timeout_ms;
-  j["verify"] = r.verify;
-  if (r.mtu) j["mtu"] = *r.mtu;
-  if (!r.link_layer.empty()) j["link_layer"] = r.link_layer;
-  if (!r.loopback_note.empty()) j["loopback_note"] = r.loopback_note;
+nlohmann::json options_json(const options& o) {
+  auto ps = fabric::parse_port_space("", o.port_space_number);
+  return {{"group", text_or_null(o.group)},
+          {"unmapped_group", text_or_null(o.unmapped_group)},
+          {"sender", o.sender},
+          {"bind", text_or_null(o.bind)},
+          {"connections", o.connections},
+          {"count", o.count},
+          {"size", o.size},
+          {"port_space_number", ps ? nlohmann::json(static_cast<int>(*ps)) : nlohmann::json(nullptr)},
+          {"send_only", o.send_only},
+          {"no_loopback", o.no_loopback},
+          {"timeout", o.timeout_ms},
+          {"delay", o.delay_ms},
+          {"verify", o.verify},
+          {"stats", o.stats}};
+}
 
-  // A sender's QPs receive nothing, a receiver's send nothing.
-  bool sender = r.role == "sender";
-  fabric::ud_counts_shown shown{.sent = sender, .received = !sender, .verify = !sender && r.verify};
-  std::vector<double> joins;
+nlohmann::json result_json(const qp_result& q) {
+  auto j = fabric::result_json("join", "joined", "join_us", q);
+  j["dgid"] = q.dgid ? nlohmann::json(*q.dgid) : nlohmann::json(nullptr);
+  j["mlid"] = q.mlid ? nlohmann::json(*q.mlid) : nlohmann::json(nullptr);
+  j["sl"] = q.sl ? nlohmann::json(*q.sl) : nlohmann::json(nullptr);
+  j["loopback_blocked"] = q.loopback_blocked ? nlohmann::json(*q.loopback_blocked) : nlohmann::json(nullptr);
+  return j;
+}
+
+void to_json(nlohmann::json& j, const options& o, const report& r) {
+  j["role"] = r.role;
+  j["options"] = options_json(o);
   auto& results = j["results"] = nlohmann::json::array();
-  for (const auto& q : r.results) {
-    nlohmann::json e;
-    fabric::to_json(e, q, shown);
-    if (q.dgid) e["dgid"] = *q.dgid;
-    if (q.mlid) e["mlid"] = *q.mlid;
-    if (q.sl) e["sl"] = *q.sl;
-    if (q.join_ms) {
-      e["join_ms"] = *q.join_ms;
-      joins.push_back(*q.join_ms * 1000.0);
-    }
-    if (q.loopback_blocked) e["loopback_blocked"] = *q.loopback_blocked;
-    results.push_back(std::move(e));
-  }
-  fabric::add_totals(j, r.totals(), shown);
-  if (r.elapsed_ms) j["elapsed_ms"] = *r.elapsed_ms;
-  if (!joins.empty()) j["join_us"] = fabric::summarize(joins);
+  for (const auto& q : r.results) results.push_back(result_json(q));
+  auto summary = fabric::summary_json("joins", "join", r.results.size(), r.totals(), r.elapsed_us);
+  summary["mtu"] = r.mtu ? nlohmann::json(*r.mtu) : nlohmann::json(nullptr);
+  summary["link_layer"] = text_or_null(r.link_layer);
+  j["summary"] = std::move(summary);
 }
 
 std::string joined_line(const qp_result& q) {
@@ -96,13 +101,10 @@ std::vector<std::string> stats_lines(const report& r) {
   else
     lines.push_back(fmt::format("mckey: {} QPs, received {} of {}, lost {}", r.results.size(), t.received, t.expected,
                                 t.lost));
-  std::vector<double> joins;
-  for (const auto& q : r.results)
-    if (q.join_ms) joins.push_back(*q.join_ms * 1000.0);
-  if (!joins.empty()) lines.push_back("mckey: join " + fabric::format_summary(fabric::summarize(joins)));
+  if (t.setup.count() > 0) lines.push_back("mckey: join " + fabric::format_summary(t.setup.summary()));
   return lines;
 }
 
-std::pair<fabric::exit_code, std::string> verdict(const report& r) { return fabric::loss_verdict(r.totals()); }
+fabric::verdict judge(const report& r) { return fabric::loss_verdict(r.totals()); }
 
 }  // namespace mckey

@@ -1,8 +1,8 @@
-// Options, report and their two renderings; no I/O here.
+// Options, their checks, the report and its renderings; no I/O here.
 #include "udaddy.hpp"
 
 #include "fabric/completion.hpp"
-#include "fabric/stats.hpp"
+#include "fabric/ud.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -43,69 +43,74 @@ std::optional<address_format> parse_format(const std::string& name) {
   return std::nullopt;
 }
 
-std::optional<double> report::messages_per_second() const noexcept {
-  if (!elapsed_ms || *elapsed_ms <= 0) return std::nullopt;
-  auto t = totals();
-  return static_cast<double>(t.sent + t.received) * 1000.0 / *elapsed_ms;
+namespace {
+nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+}  // namespace
+
+void validate(const options& o) {
+  if (!parse_format(o.format))
+    fabric::cli::usage_error(fmt::format("-f {}: unknown address format (name, ip, ipv6, gid)", o.format));
+  if (!fabric::parse_port_space(o.port_space, o.port_space_number))
+    fabric::cli::usage_error(o.port_space.empty()
+                                 ? fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", o.port_space_number)
+                                 : fmt::format("-P {}: unknown port space (udp, ipoib)", o.port_space));
+  if (!o.tos.empty() && !fabric::parse_number(o.tos, 0xff))
+    fabric::cli::usage_error(fmt::format("-t {}: type of service must be 0-255", o.tos));
 }
 
-void to_json(nlohmann::json& j, const report& r) {
-  j["role"] = r.role;
-  if (r.role == "none") return;  // stopped before the options were understood
-  if (!r.server.empty()) j["server"] = r.server;
-  if (!r.bind.empty()) j["bind"] = r.bind;
-  j["port"] = r.port;
-  j["port_space"] = r.port_space;
-  j["connections"] = r.connections;
-  j["count"] = r.count;
-  j["size"] = r.size;
-  if (r.tos) j["tos"] = *r.tos;
-  j["timeout"] = r.timeout_ms;
-  j["verify"] = r.verify;
-  if (r.mtu) j["mtu"] = *r.mtu;
+nlohmann::json options_json(const options& o) {
+  auto ps = fabric::parse_port_space(o.port_space, o.port_space_number);
+  auto tos = o.tos.empty() ? std::nullopt : fabric::parse_number(o.tos, 0xff);
+  return {{"server", text_or_null(o.server)},
+          {"bind", text_or_null(o.bind)},
+          {"connections", o.connections},
+          {"count", o.count},
+          {"size", o.size},
+          {"tos", tos ? nlohmann::json(*tos) : nlohmann::json(nullptr)},
+          {"port_space_number", ps ? nlohmann::json(static_cast<int>(*ps)) : nlohmann::json(nullptr)},
+          {"port_space", ps ? nlohmann::json(fabric::port_space_name(*ps)) : nlohmann::json(nullptr)},
+          {"format", o.format},
+          {"port", o.port},
+          {"timeout", o.timeout_ms},
+          {"verify", o.verify},
+          {"stats", o.stats}};
+}
 
-  fabric::ud_counts_shown shown{.sent = true, .received = true, .verify = r.verify};
-  std::vector<double> setup;
+nlohmann::json result_json(const connection_result& c) {
+  return fabric::result_json("connection", "connected", "connect_us", c);
+}
+
+void to_json(nlohmann::json& j, const options& o, const report& r) {
+  j["role"] = r.role;
+  j["options"] = options_json(o);
   auto& results = j["results"] = nlohmann::json::array();
-  for (const auto& c : r.results) {
-    nlohmann::json e;
-    fabric::to_json(e, c, shown);
-    if (c.connect_ms) {
-      e["connect_ms"] = *c.connect_ms;
-      setup.push_back(*c.connect_ms * 1000.0);
-    }
-    results.push_back(std::move(e));
-  }
-  fabric::add_totals(j, r.totals(), shown);
-  if (r.elapsed_ms) j["elapsed_ms"] = *r.elapsed_ms;
-  if (auto rate = r.messages_per_second()) j["messages_per_second"] = *rate;
-  if (!setup.empty()) j["connect_us"] = fabric::summarize(setup);
+  for (const auto& c : r.results) results.push_back(result_json(c));
+  auto summary = fabric::summary_json("connections", "connect", r.results.size(), r.totals(), r.elapsed_us);
+  summary["mtu"] = r.mtu ? nlohmann::json(*r.mtu) : nlohmann::json(nullptr);
+  j["summary"] = std::move(summary);
 }
 
 std::vector<std::string> loss_lines(const report& r) {
   return fabric::loss_lines("udaddy: connection", "connected", r.results);
 }
 
-std::vector<std::string> stats_lines(const report& r) {
+std::vector<std::string> stats_lines(const report& r, int expected_connections) {
   std::vector<std::string> lines;
   auto t = r.totals();
-  lines.push_back(fmt::format("udaddy: {} connections, sent {}, received {} of {}, lost {}", r.results.size(), t.sent,
-                              t.received, t.expected, t.lost));
-  if (auto rate = r.messages_per_second())
-    lines.push_back(fmt::format("udaddy: data phase {:.3f} ms, {:.0f} messages/s", *r.elapsed_ms, *rate));
-  std::vector<double> setup;
-  for (const auto& c : r.results)
-    if (c.connect_ms) setup.push_back(*c.connect_ms * 1000.0);
-  if (!setup.empty()) lines.push_back("udaddy: connect " + fabric::format_summary(fabric::summarize(setup)));
+  lines.push_back(fmt::format("udaddy: {} of {} connections, sent {}, received {} of {}, lost {}", r.results.size(),
+                              expected_connections, t.sent, t.received, t.expected, t.lost));
+  if (r.elapsed_us && *r.elapsed_us > 0)
+    lines.push_back(fmt::format("udaddy: data phase {:.3f} ms, {:.0f} messages/s", *r.elapsed_us / 1000.0,
+                                static_cast<double>(t.sent + t.received) * 1e6 / *r.elapsed_us));
+  if (t.setup.count() > 0) lines.push_back("udaddy: connect " + fabric::format_summary(t.setup.summary()));
   return lines;
 }
 
-std::pair<fabric::exit_code, std::string> verdict(const report& r) {
+fabric::verdict judge(const report& r, int expected_connections) {
   std::size_t connected = 0;
   for (const auto& c : r.results) connected += c.state == "connected";
-  if (connected < static_cast<std::size_t>(r.connections))
-    return {fabric::exit_code::test_failed,
-            fmt::format("{} of {} connections arrived", connected, r.connections)};
+  if (connected < static_cast<std::size_t>(expected_connections))
+    return {fabric::exit_code::test_failed, fmt::format("{} of {} connections arrived", connected, expected_connections)};
   return fabric::loss_verdict(r.totals());
 }
 

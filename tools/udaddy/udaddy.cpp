@@ -2,6 +2,7 @@
 
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
+#include "fabric/wait.hpp"
 #include "fabric/ud.hpp"
 
 #include <fmt/format.h>
@@ -34,7 +35,7 @@ struct connection {
 
 class test_run {
 public:
-  test_run(const options& opt, report& rep) : opt_(opt), rep_(rep) {}
+  test_run(const options& opt, report& rep, console& con) : opt_(opt), rep_(rep), con_(con) {}
 
   void execute() {
     describe();
@@ -48,41 +49,20 @@ public:
     }
   }
 
-  void say(std::string_view line) const {
-    if (!opt_.out.json) fmt::print("{}\n", line);
-  }
-
 private:
+  void say(std::string_view line) const { con_.line(line); }
+
   [[nodiscard]] bool client() const { return !opt_.server.empty(); }
   [[nodiscard]] std::uint64_t count() const { return opt_.size == 0 ? 0 : static_cast<std::uint64_t>(opt_.count); }
   connection_result& result(const connection& c) { return rep_.results[c.index]; }
 
+  // The options, checked by validate(), in the form the run uses.
   void describe() {
-    auto fmt_opt = parse_format(opt_.format);
-    if (!fmt_opt) throw error(exit_code::usage, fmt::format("-f {}: unknown address format (name, ip, ipv6, gid)", opt_.format));
-    format_ = *fmt_opt;
-    auto ps = fabric::parse_port_space(opt_.port_space, opt_.port_space_number);
-    if (!ps)
-      throw error(exit_code::usage, opt_.port_space.empty()
-                                        ? fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", opt_.port_space_number)
-                                        : fmt::format("-P {}: unknown port space (udp, ipoib)", opt_.port_space));
-    ps_ = *ps;
-    if (!opt_.tos.empty()) {
-      auto tos = fabric::parse_number(opt_.tos, 0xff);
-      if (!tos) throw error(exit_code::usage, fmt::format("-t {}: type of service must be 0-255", opt_.tos));
-      tos_ = static_cast<std::uint8_t>(*tos);
-      rep_.tos = *tos_;
-    }
+    format_ = parse_format(opt_.format).value();
+    ps_ = fabric::parse_port_space(opt_.port_space, opt_.port_space_number).value();
+    if (!opt_.tos.empty()) tos_ = static_cast<std::uint8_t>(fabric::parse_number(opt_.tos, 0xff).value());
     rep_.role = client() ? "client" : "server";
-    rep_.server = opt_.server;
-    rep_.bind = opt_.bind;
-    rep_.port = opt_.port;
-    rep_.port_space = fabric::port_space_name(ps_);
-    rep_.connections = opt_.connections;
-    rep_.count = static_cast<int>(count());
-    rep_.size = opt_.size;
-    rep_.timeout_ms = opt_.timeout_ms;
-    rep_.verify = opt_.verify;
+    con_.set_role(rep_.role);
   }
 
   addr_query query(const std::string& node, int extra_flags) const {
@@ -160,7 +140,7 @@ private:
         if (tos_) {
           std::uint8_t tos = *tos_;
           if (rdma_set_option(c.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) != 0)
-            fmt::print(stderr, "udaddy: warning: cannot set the type of service: {}\n", std::strerror(errno));
+            con_.warning(fmt::format("cannot set the type of service: {}", std::strerror(errno)));
         }
         check_rc(rdma_resolve_route(c.id.get(), static_cast<int>(resolve_timeout.count())),
                  fmt::format("rdma_resolve_route {}", opt_.server));
@@ -183,7 +163,8 @@ private:
         r.expected = count();
         r.remote_qpn = ud.qp_num;
         r.qkey = ud.qkey;
-        r.connect_ms = ms_since(c.started);
+        r.setup_us = us_since(c.started);
+        connected(r);
         return true;
       }
       case RDMA_CM_EVENT_ADDR_ERROR:
@@ -211,8 +192,8 @@ private:
     for (auto& c : conns_) send(*c, until);
     say("receiving data transfers");
     receive_all(until);
-    rep_.elapsed_ms = ms_since(t0);
-    if (verdict(rep_).first == exit_code::ok) say("data transfers complete");
+    rep_.elapsed_us = us_since(t0);
+    if (judge(rep_, opt_.connections).ok()) say("data transfers complete");
   }
 
   // --- server ------------------------------------------------------------
@@ -265,7 +246,8 @@ private:
     r.state = "connected";
     r.expected = count();
     r.qkey = c.ep->qkey();
-    r.connect_ms = ms_since(c.started);
+    r.setup_us = us_since(c.started);
+    connected(r);
   }
 
   void server_transfers() {
@@ -280,11 +262,17 @@ private:
     for (auto& c : conns_)
       if (c->traffic && !c->traffic->finish_sends(until))
         throw error(exit_code::timeout, fmt::format("connection {}: sends did not complete", c->index));
-    rep_.elapsed_ms = ms_since(t0);
-    if (verdict(rep_).first == exit_code::ok) say("data transfers complete");
+    rep_.elapsed_us = us_since(t0);
+    if (judge(rep_, opt_.connections).ok()) say("data transfers complete");
   }
 
   // --- both ----------------------------------------------------------------
+
+  void connected(const connection_result& r) {
+    nlohmann::json e{{"index", r.index}, {"qkey", r.qkey.value_or(0)}, {"connect_us", r.setup_us.value_or(0)}};
+    if (r.remote_qpn) e["remote_qpn"] = *r.remote_qpn;
+    con_.event("connected", e);
+  }
 
   void send(connection& c, idle_deadline& until) {
     bool done = c.traffic->send(c.peer, count(), until);
@@ -310,6 +298,7 @@ private:
 
   const options& opt_;
   report& rep_;
+  console& con_;
   address_format format_;
   rdma_port_space ps_ = RDMA_PS_UDP;
   std::optional<std::uint8_t> tos_;
@@ -324,22 +313,15 @@ private:
 
 }  // namespace
 
-exit_code run(const options& opt, report& rep) {
-  test_run t(opt, rep);
-  try {
-    t.execute();
-  } catch (const error& e) {
-    for (const auto& line : loss_lines(rep)) t.say(line);
-    fabric::cli::print_test_end(opt.out, e.code());
-    throw;
-  }
-  auto [code, why] = verdict(rep);
-  for (const auto& line : loss_lines(rep)) t.say(line);
-  if (opt.stats)
-    for (const auto& line : stats_lines(rep)) t.say(line);
-  fabric::cli::print_test_end(opt.out, code);
-  if (code != exit_code::ok) throw error(code, why);
-  return code;
+verdict run(const options& opt, report& rep, console& con) {
+  test_run t(opt, rep, con);
+  return run_ud_test(con, [&] { t.execute(); },
+                     {.loss_lines = [&] { return loss_lines(rep); },
+                      .stats_lines = [&] { return opt.stats ? stats_lines(rep, opt.connections) : std::vector<std::string>{}; },
+                      .judge = [&] { return judge(rep, opt.connections); },
+                      .emit_results = [&] {
+                        for (const auto& r : rep.results) con.event("result", result_json(r));
+                      }});
 }
 
 }  // namespace udaddy

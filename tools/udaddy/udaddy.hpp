@@ -1,6 +1,6 @@
 #pragma once
-// udaddy: unreliable datagrams between a client and a server that meet
-// through rdma_cm SIDR, wire-compatible with rdma-core's udaddy.
+/// udaddy: unreliable datagrams between a client and a server that meet
+/// through rdma_cm SIDR, wire-compatible with rdma-core's udaddy.
 
 #include "fabric/cli.hpp"
 #include "fabric/ud_report.hpp"
@@ -14,6 +14,7 @@
 
 namespace udaddy {
 
+/// Command-line options (the original's short flags, uniform long names).
 struct options {
   fabric::cli::output_options out;
   std::string server;              // -s: makes this run the client
@@ -41,38 +42,42 @@ struct address_format {
 /// -f: name, ip, ipv6, gid.
 std::optional<address_format> parse_format(const std::string& name);
 
-// state: pending, connected, failed.
-struct connection_result : fabric::ud_result {
-  std::optional<double> connect_ms;
-};
+/// The options in force as the document's options object; text options
+/// that were not given are null, numbers are typed.
+nlohmann::json options_json(const options& opt);
 
+/// Checks the options as a whole (formats, port space, type of service);
+/// throws a usage error.
+void validate(const options& opt);
+
+/// One connection; state: pending, connected, failed. setup_us is the
+/// connection time.
+struct connection_result : fabric::ud_result {};
+
+/// What a run produced; rendered by to_json and the human lines.
 struct report {
-  std::string role = "none";       // client, server
-  std::string server, bind;
-  int port = 0;
-  int connections = 0, count = 0, size = 0;
-  std::optional<int> tos;
-  std::string port_space;
-  int timeout_ms = 0;
-  bool verify = false;
+  std::string role = "none";       ///< client, server
   std::optional<std::uint32_t> mtu;
   std::vector<connection_result> results;
-  std::optional<double> elapsed_ms;  // the data phase
+  std::optional<double> elapsed_us;  ///< the data phase
 
-  [[nodiscard]] fabric::ud_totals totals() const { return fabric::totals(results); }
-  /// Messages both ways per second of the data phase.
-  [[nodiscard]] std::optional<double> messages_per_second() const noexcept;
+  [[nodiscard]] fabric::ud_totals totals() const { return fabric::totals(results, "connected"); }
 };
 
-void to_json(nlohmann::json& j, const report& r);
+/// A connection as an item of results (and of a result event).
+nlohmann::json result_json(const connection_result& c);
+
+/// The document's role, options, results and summary.
+void to_json(nlohmann::json& j, const options& opt, const report& r);
 
 /// Lines naming each connection that lost messages; empty when none did.
 std::vector<std::string> loss_lines(const report& r);
 /// The --stats summary lines.
-std::vector<std::string> stats_lines(const report& r);
+std::vector<std::string> stats_lines(const report& r, int expected_connections);
 /// The verdict of a finished data phase: ok, or test_failed with the reason.
-std::pair<fabric::exit_code, std::string> verdict(const report& r);
+fabric::verdict judge(const report& r, int expected_connections);
 
-fabric::exit_code run(const options& opt, report& rep);
+/// Runs the client or the server; fills `rep` as it goes.
+fabric::verdict run(const options& opt, report& rep, fabric::console& con);
 
 }  // namespace udaddy

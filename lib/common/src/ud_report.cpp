@@ -1,7 +1,6 @@
 #include "fabric/ud_report.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 namespace fabric {
 
@@ -10,6 +9,10 @@ bool ud_result::fail(const fabric::error& e) {
   state = "failed";
   error = e.what();
   return true;
+}
+
+bool item_ok(const ud_result& r, std::string_view ready) {
+  return r.state == ready && r.lost() == 0 && r.verify_errors == 0;
 }
 
 std::vector<std::string> loss_lines(std::string_view who, const ud_result& r) {
@@ -21,36 +24,80 @@ std::vector<std::string> loss_lines(std::string_view who, const ud_result& r) {
   return lines;
 }
 
-std::pair<exit_code, std::string> loss_verdict(const ud_totals& t) {
+verdict loss_verdict(const ud_totals& t) {
   if (t.lost > 0)
     return {exit_code::test_failed, fmt::format("lost {} of {} messages: received {}", t.lost, t.expected, t.received)};
   if (t.verify_errors > 0) return {exit_code::test_failed, fmt::format("{} messages failed verification", t.verify_errors)};
-  return {exit_code::ok, {}};
+  return {};
 }
 
 namespace {
-template <class Counts>
-void put_counts(nlohmann::json& j, const Counts& c, std::uint64_t lost, ud_counts_shown shown) {
-  if (shown.sent) j["sent"] = c.sent;
-  if (shown.received) {
-    j["received"] = c.received;
-    j["expected"] = c.expected;
-    j["lost"] = lost;
-  }
-  if (shown.verify) j["verify_errors"] = c.verify_errors;
+
+// Why an item is not ok, in the words of the loss lines.
+nlohmann::json item_error(const ud_result& r, std::string_view ready) {
+  if (!r.error.empty()) return r.error;
+  if (r.state != ready) return fmt::format("{}: never {}", r.state, ready);
+  if (r.lost() > 0) return fmt::format("received {} of {} messages, {} lost", r.received, r.expected, r.lost());
+  if (r.verify_errors > 0) return fmt::format("{} messages failed verification", r.verify_errors);
+  return nullptr;
 }
+
+nlohmann::json optional_number(const std::optional<std::uint32_t>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
 }  // namespace
 
-void to_json(nlohmann::json& j, const ud_result& r, ud_counts_shown shown) {
-  j["index"] = r.index;
-  j["state"] = r.state;
-  if (!r.error.empty()) j["error"] = r.error;
-  if (r.qpn) j["qpn"] = *r.qpn;
-  if (r.remote_qpn) j["remote_qpn"] = *r.remote_qpn;
-  if (r.qkey) j["qkey"] = *r.qkey;
-  put_counts(j, r, r.lost(), shown);
+nlohmann::json result_json(std::string_view kind, std::string_view ready, std::string_view setup_key,
+                           const ud_result& r) {
+  nlohmann::json j{{"kind", kind},
+                   {"index", r.index},
+                   {"ok", item_ok(r, ready)},
+                   {"error", item_error(r, ready)},
+                   {"state", r.state},
+                   {"qpn", optional_number(r.qpn)},
+                   {"remote_qpn", optional_number(r.remote_qpn)},
+                   {"qkey", optional_number(r.qkey)},
+                   {"sent", r.sent},
+                   {"received", r.received},
+                   {"expected", r.expected},
+                   {"lost", r.lost()},
+                   {"verify_errors", r.verify_errors}};
+  j[std::string(setup_key)] = r.setup_us ? nlohmann::json(*r.setup_us) : nlohmann::json(nullptr);
+  return j;
 }
 
-void add_totals(nlohmann::json& j, const ud_totals& t, ud_counts_shown shown) { put_counts(j, t, t.lost, shown); }
+nlohmann::json summary_json(std::string_view items_key, std::string_view setup_key, std::size_t items,
+                            const ud_totals& t, std::optional<double> elapsed_us) {
+  nlohmann::json j{{items_key, items},       {"failed", t.failed}, {"sent", t.sent},
+                   {"received", t.received}, {"expected", t.expected}, {"lost", t.lost},
+                   {"verify_errors", t.verify_errors}};
+  j[std::string(setup_key)] = t.setup.summary();
+  j["elapsed_us"] = elapsed_us ? nlohmann::json(*elapsed_us) : nlohmann::json(nullptr);
+  j["messages_per_second"] = nullptr;
+  if (elapsed_us && *elapsed_us > 0)
+    j["messages_per_second"] = static_cast<double>(t.sent + t.received) * 1e6 / *elapsed_us;
+  return j;
+}
+
+verdict run_ud_test(console& con, const std::function<void()>& body, const ud_test_end& end) {
+  auto close = [&](const verdict& v) {
+    for (const auto& line : end.loss_lines()) con.line(line);
+    if (v.ok() || v.code == exit_code::test_failed)
+      if (end.stats_lines)
+        for (const auto& line : end.stats_lines()) con.line(line);
+    end.emit_results();
+    con.test_end(v.code);
+  };
+  try {
+    body();
+  } catch (const fabric::error& e) {
+    close({e.code(), e.what()});
+    throw;
+  }
+  auto v = end.judge();
+  close(v);
+  return v;
+}
 
 }  // namespace fabric

@@ -1,13 +1,17 @@
 #pragma once
 /// What udaddy and mckey report of each UD QP in a test: how it ended, its
-/// message counts, the lines naming its losses, and the verdict on them.
+/// message counts, the lines naming its losses, the verdict on them, and
+/// the end of a test as the originals print it.
 
+#include "fabric/console.hpp"
 #include "fabric/error.hpp"
+#include "fabric/stats.hpp"
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +30,7 @@ struct ud_result {
   std::uint64_t sent = 0;
   std::uint64_t received = 0;
   std::uint64_t verify_errors = 0;
+  std::optional<double> setup_us;  ///< connection or join time
 
   [[nodiscard]] std::uint64_t lost() const noexcept { return received < expected ? expected - received : 0; }
   /// Marks the QP failed for `e`; false when it had failed already.
@@ -35,10 +40,15 @@ struct ud_result {
 /// Sums over a test's QPs.
 struct ud_totals {
   std::uint64_t expected = 0, sent = 0, received = 0, lost = 0, verify_errors = 0;
+  std::size_t failed = 0;  ///< QPs whose item is not ok
+  latency_stats setup;     ///< connection or join times
 };
 
+/// Whether a QP's item is ok: ready, nothing lost, nothing corrupt.
+bool item_ok(const ud_result& r, std::string_view ready);
+
 template <std::derived_from<ud_result> R>
-ud_totals totals(const std::vector<R>& results) {
+ud_totals totals(const std::vector<R>& results, std::string_view ready) {
   ud_totals t;
   for (const ud_result& r : results) {
     t.expected += r.expected;
@@ -46,6 +56,8 @@ ud_totals totals(const std::vector<R>& results) {
     t.received += r.received;
     t.lost += r.lost();
     t.verify_errors += r.verify_errors;
+    t.failed += item_ok(r, ready) ? 0 : 1;
+    if (r.setup_us) t.setup.add(*r.setup_us);
   }
   return t;
 }
@@ -67,20 +79,32 @@ std::vector<std::string> loss_lines(std::string_view who, std::string_view ready
 
 /// The verdict on the counts: ok, or test_failed naming the loss or the
 /// verification failures.
-std::pair<exit_code, std::string> loss_verdict(const ud_totals& t);
+verdict loss_verdict(const ud_totals& t);
 
-/// Which counts a result's JSON shows: a mckey sender receives nothing, a
-/// receiver sends nothing; udaddy's QPs do both.
-struct ud_counts_shown {
-  bool sent = true;
-  bool received = true;   ///< with expected and lost
-  bool verify = false;    ///< verify_errors, when --verify
+/// A QP as an item of the document's results: kind, index, ok, error
+/// (its failure, or its loss), state, qpn, remote_qpn, qkey, the counts,
+/// and the setup time under `setup_key` ("connect_us", "join_us").
+nlohmann::json result_json(std::string_view kind, std::string_view ready, std::string_view setup_key,
+                           const ud_result& r);
+
+/// The summary's common members: the number of items under `items_key`,
+/// failed, the counts, and the setup statistics under `setup_key`
+/// ("connect", "join"); elapsed_us and messages_per_second when the data
+/// phase ran.
+nlohmann::json summary_json(std::string_view items_key, std::string_view setup_key, std::size_t items,
+                            const ud_totals& t, std::optional<double> elapsed_us);
+
+/// How a UD test ends, as the originals print it.
+struct ud_test_end {
+  std::function<std::vector<std::string>()> loss_lines;   ///< the QPs that lost messages
+  std::function<std::vector<std::string>()> stats_lines;  ///< with --stats; may be empty
+  std::function<verdict()> judge;                         ///< the verdict on a body that ran to its end
+  std::function<void()> emit_results;                     ///< one result event per item
 };
 
-/// A result's common members as JSON: index, state, error, qpn,
-/// remote_qpn, qkey and the counts `shown`.
-void to_json(nlohmann::json& j, const ud_result& r, ud_counts_shown shown);
-/// The totals as JSON members of `j`, the counts `shown`.
-void add_totals(nlohmann::json& j, const ud_totals& t, ud_counts_shown shown);
+/// Runs a UD test's body, then prints the loss lines, the --stats lines,
+/// emits the result events and closes with "test complete" / "return
+/// status N", also when the body threw (the error is thrown on).
+verdict run_ud_test(console& con, const std::function<void()>& body, const ud_test_end& end);
 
 }  // namespace fabric
