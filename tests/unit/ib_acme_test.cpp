@@ -58,20 +58,53 @@ TEST(IbAcme, JsonHasOneResultPerLookup) {
   l.ok = true;
   l.status = "SUCCESS";
   l.path = fabric::acm::path_record{};
-  l.times_us = {10, 20, 30};
+  for (double us : {10.0, 20.0, 30.0}) l.times.add(us);
+  l.last_us = 30;
   l.elapsed_s = 0.001;
   r.results.push_back(l);
   l.ok = false;
   l.error = "ACM status ENODATA";
   r.results.push_back(l);
+  r.services.push_back({"/s", true, {}});
   nlohmann::json j;
-  ib_acme::to_json(j, r);
-  ASSERT_EQ(j["results"].size(), 2u);
-  EXPECT_EQ(j["failed"], 1);
-  EXPECT_EQ(j["results"][0]["format"], "ip");
-  EXPECT_TRUE(j["results"][0]["error"].is_null());
-  EXPECT_EQ(j["results"][0]["count"], 3);
-  EXPECT_TRUE(j["results"][0].contains("latency_us"));
-  EXPECT_DOUBLE_EQ(j["results"][0]["lookups_per_sec"].get<double>(), 3000.0);
-  EXPECT_EQ(j["results"][1]["error"], "ACM status ENODATA");
+  ib_acme::to_json(j, ib_acme::options{}, r);
+  ASSERT_EQ(j["results"].size(), 3u);
+  EXPECT_EQ(j["results"][0]["kind"], "service");
+  const auto& first = j["results"][1];
+  EXPECT_EQ(first["kind"], "lookup");
+  EXPECT_EQ(first["index"], 0);
+  EXPECT_EQ(first["format"], "ip");
+  EXPECT_TRUE(first["error"].is_null());
+  EXPECT_EQ(first["count"], 3);
+  EXPECT_EQ(first["latency"]["p50_us"], 20.0);
+  EXPECT_DOUBLE_EQ(first["lookups_per_second"].get<double>(), 3000.0);
+  EXPECT_TRUE(first["verify"].is_null());
+  EXPECT_EQ(j["results"][2]["index"], 1);
+  EXPECT_EQ(j["results"][2]["error"], "ACM status ENODATA");
+  EXPECT_EQ(j["summary"]["lookups"], 2);
+  EXPECT_EQ(j["summary"]["failed"], 1);
+  EXPECT_EQ(j["summary"]["latency"]["count"], 6);
+  EXPECT_TRUE(j["summary"]["probe"].is_null());
+}
+
+TEST(IbAcme, EveryOptionIsInTheJsonOptions) {
+  CLI::App app;
+  ib_acme::options o;
+  fabric::cli::add_output_options(app, o.out);
+  ib_acme::add_options(app, o);
+  auto keys = fabric::cli::option_keys(app);
+  auto j = ib_acme::options_json(o);
+  EXPECT_EQ(j.size(), keys.size());
+  for (const auto& k : keys) EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_TRUE(j["perf"].is_null());
+  EXPECT_TRUE(j["format"].is_null());
+}
+
+TEST(IbAcme, ProbeVerdictsAreCheckItems) {
+  auto c = ib_acme::check_json({{"option", "route_prot"}, {"value", "sa"}, {"usable", false}, {"why", "no SA answered"}}, 4);
+  EXPECT_EQ(c["kind"], "check");
+  EXPECT_EQ(c["index"], 4);
+  EXPECT_EQ(c["ok"], false);
+  EXPECT_EQ(c["error"], "no SA answered");
+  EXPECT_TRUE(c["suggested"].is_null());
 }

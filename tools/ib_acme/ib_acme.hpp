@@ -76,7 +76,8 @@ struct lookup {
   std::optional<bool> verified;         ///< -v: the service's SA check
   std::string verify_error;
   std::optional<sa_check> sa;           ///< -v: our own SA check
-  std::vector<double> times_us;         ///< one per repetition
+  fabric::latency_stats times;          ///< one sample per repetition (with --stats or JSON)
+  double last_us = 0;                   ///< the last repetition's time
   double elapsed_s = 0;
 };
 
@@ -109,7 +110,6 @@ struct file_result {
 
 /// What a run produced; rendered by to_json and printed as it goes.
 struct report {
-  options opt;
   std::vector<service_result> services;
   std::vector<lookup> results;
   std::vector<perf_result> perf;
@@ -119,8 +119,23 @@ struct report {
   int return_status = 0;                ///< what the original would print as "return status"
 };
 
-/// The tool-specific JSON fields.
-void to_json(nlohmann::json& j, const report& r);
+/// The options object of the JSON document.
+nlohmann::json options_json(const options& opt);
+
+/// -f's letter as a word: ip, name, lid, gid.
+std::string_view format_name(char f);
+
+/// Each kind of results item: kind, index (per kind), ok, error and its own fields.
+nlohmann::json result_json(const lookup& l, std::size_t index);
+nlohmann::json result_json(const service_result& s, std::size_t index);
+nlohmann::json result_json(const perf_result& p, std::size_t index);
+nlohmann::json result_json(const endpoint_result& e, std::size_t index);
+nlohmann::json result_json(const file_result& f, std::size_t index);
+/// One of the probe's option verdicts as a "check" item.
+nlohmann::json check_json(const nlohmann::json& verdict, std::size_t index);
+
+/// The document's role, options, results and summary.
+void to_json(nlohmann::json& j, const options& opt, const report& r);
 
 /// JSON of a path record (every field decoded).
 nlohmann::json path_json(const fabric::acm::path_record& p);
@@ -132,7 +147,7 @@ std::string format_path(const fabric::acm::path_record& p);
 std::vector<sa_check::mismatch> compare_paths(const fabric::acm::path_record& acm, const fabric::acm::path_record& sa);
 
 /// Runs everything the options ask for; fills `r` as it goes.
-fabric::exit_code run(const options& opt, report& r);
+fabric::verdict run(const options& opt, report& r, fabric::console& con);
 
 // ---- configuration files (config.cpp) ----------------------------------
 

@@ -7,7 +7,9 @@ int main(int argc, char** argv) {
   ib_acme::report report;
   fabric::cli::add_output_options(app, opt.out);
   ib_acme::add_options(app, opt);
-  return fabric::cli::run("ib_acme", app, argc, argv, opt.out,
-                          [&] { return ib_acme::run(opt, report); },
-                          [&](nlohmann::json& j) { ib_acme::to_json(j, report); });
+  return fabric::cli::run({.name = "ib_acme",
+                           .validate = [&] { ib_acme::validate(opt); },
+                           .body = [&](fabric::console& con) { return ib_acme::run(opt, report, con); },
+                           .render = [&](nlohmann::json& j) { ib_acme::to_json(j, opt, report); }},
+                          app, argc, argv, opt.out);
 }

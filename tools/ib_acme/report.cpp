@@ -1,0 +1,213 @@
+// The report's renderings: the original's path block, and the JSON items
+// and summary. No I/O here.
+#include "ib_acme.hpp"
+
+#include <fmt/format.h>
+
+namespace ib_acme {
+
+namespace acm = fabric::acm;
+
+std::string format_path(const acm::path_record& p) {
+  std::string s = "Path information\n";
+  s += fmt::format("  dgid: {}\n", acm::format_gid(p.dgid));
+  s += fmt::format("  sgid: {}\n", acm::format_gid(p.sgid));
+  s += fmt::format("  dlid: {}\n", p.dlid);
+  s += fmt::format("  slid: {}\n", p.slid);
+  s += fmt::format("  flow label: 0x{:x}\n", (p.raw_traffic ? 1u << 23 : 0u) | p.flow_label);
+  s += fmt::format("  hop limit: {}\n", p.hop_limit);
+  s += fmt::format("  tclass: {}\n", p.tclass);
+  s += fmt::format("  reversible: {}\n", p.reversible ? 1 : 0);
+  s += fmt::format("  pkey: 0x{:x}\n", p.pkey);
+  s += fmt::format("  sl: {}\n", p.sl);
+  // The original masks these with 0x1f, dropping the selector and the top bit.
+  s += fmt::format("  mtu: {}\n", p.mtu & 0x1f);
+  s += fmt::format("  rate: {}\n", p.rate & 0x1f);
+  s += fmt::format("  packet lifetime: {}\n", p.packet_life_time & 0x1f);
+  return s;
+}
+
+nlohmann::json path_json(const acm::path_record& p) {
+  return {{"service_id", p.service_id},
+          {"dgid", acm::format_gid(p.dgid)},
+          {"sgid", acm::format_gid(p.sgid)},
+          {"dlid", p.dlid},
+          {"slid", p.slid},
+          {"raw_traffic", p.raw_traffic},
+          {"flow_label", p.flow_label},
+          {"hop_limit", p.hop_limit},
+          {"tclass", p.tclass},
+          {"reversible", p.reversible},
+          {"numb_path", p.numb_path},
+          {"pkey", p.pkey},
+          {"qos_class", p.qos_class},
+          {"sl", p.sl},
+          {"mtu_selector", p.mtu_selector},
+          {"mtu", p.mtu},
+          {"mtu_bytes", fabric::sa::mtu_bytes(p.mtu)},
+          {"rate_selector", p.rate_selector},
+          {"rate", p.rate},
+          {"rate_gbps", fabric::sa::rate_gbps(p.rate)},
+          {"packet_life_time_selector", p.packet_life_time_selector},
+          {"packet_life_time", p.packet_life_time},
+          {"preference", p.preference}};
+}
+
+std::vector<sa_check::mismatch> compare_paths(const acm::path_record& a, const acm::path_record& s) {
+  std::vector<sa_check::mismatch> out;
+  auto cmp = [&](const char* field, std::uint64_t x, std::uint64_t y) {
+    if (x != y) out.push_back({field, x, y});
+  };
+  auto gid_hi = [](const std::array<std::uint8_t, 16>& g, int half) {
+    std::uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = v << 8 | g[half * 8 + i];
+    return v;
+  };
+  cmp("dgid_prefix", gid_hi(a.dgid, 0), gid_hi(s.dgid, 0));
+  cmp("dgid_guid", gid_hi(a.dgid, 1), gid_hi(s.dgid, 1));
+  cmp("sgid_prefix", gid_hi(a.sgid, 0), gid_hi(s.sgid, 0));
+  cmp("sgid_guid", gid_hi(a.sgid, 1), gid_hi(s.sgid, 1));
+  cmp("dlid", a.dlid, s.dlid);
+  cmp("slid", a.slid, s.slid);
+  cmp("flow_label", a.flow_label, s.flow_label);
+  cmp("hop_limit", a.hop_limit, s.hop_limit);
+  cmp("tclass", a.tclass, s.tclass);
+  cmp("reversible", a.reversible, s.reversible);
+  cmp("pkey", a.pkey, s.pkey);
+  cmp("qos_class", a.qos_class, s.qos_class);
+  cmp("sl", a.sl, s.sl);
+  cmp("mtu", a.mtu, s.mtu);
+  cmp("rate", a.rate, s.rate);
+  cmp("packet_life_time", a.packet_life_time, s.packet_life_time);
+  return out;
+}
+
+namespace {
+nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
+
+nlohmann::json item(std::string_view kind, std::size_t index, bool ok, const std::string& error) {
+  return {{"kind", kind}, {"index", index}, {"ok", ok}, {"error", ok ? nlohmann::json(nullptr) : nlohmann::json(error.empty() ? std::string("failed") : error)}};
+}
+}  // namespace
+
+nlohmann::json result_json(const lookup& l, std::size_t index) {
+  auto j = item("lookup", index, l.ok, l.error);
+  j["service"] = l.service;
+  j["dest"] = l.dest;
+  j["source"] = text_or_null(l.source);
+  j["format"] = format_name(l.format);
+  j["status"] = text_or_null(l.status);
+  j["source_used"] = text_or_null(l.source_used);
+  j["path"] = l.path ? path_json(*l.path) : nlohmann::json(nullptr);
+  nlohmann::json v;  // null without -v
+  if (l.verified || l.sa) {
+    v = {{"acm", l.verified ? nlohmann::json(*l.verified) : nlohmann::json(nullptr)},
+         {"acm_error", text_or_null(l.verify_error)},
+         {"sa", nullptr}};
+    if (l.sa) {
+      nlohmann::json mm = nlohmann::json::array();
+      for (const auto& m : l.sa->mismatches) mm.push_back({{"field", m.field}, {"acm", m.acm}, {"sa", m.sa}});
+      v["sa"] = {{"checked", l.sa->checked},
+                 {"match", l.sa->match()},
+                 {"port", text_or_null(l.sa->port)},
+                 {"reason", text_or_null(l.sa->reason)},
+                 {"record", l.sa->record ? path_json(*l.sa->record) : nlohmann::json(nullptr)},
+                 {"mismatches", std::move(mm)}};
+    }
+  }
+  j["verify"] = std::move(v);
+  j["count"] = l.times.count();
+  j["time_us"] = l.last_us;
+  j["latency"] = l.times.summary();
+  j["lookups_per_second"] =
+      l.elapsed_s > 0 && l.times.count() > 0 ? nlohmann::json(static_cast<double>(l.times.count()) / l.elapsed_s) : nlohmann::json(nullptr);
+  return j;
+}
+
+nlohmann::json result_json(const service_result& s, std::size_t index) {
+  auto j = item("service", index, s.connected && s.error.empty(), s.error);
+  j["service"] = s.service;
+  j["connected"] = s.connected;
+  return j;
+}
+
+nlohmann::json result_json(const perf_result& p, std::size_t index) {
+  auto j = item("counters", index, true, {});
+  nlohmann::json counters = nlohmann::json::object();
+  for (std::size_t i = 0; i < p.counters.size(); ++i) counters[std::string(acm::counter_name(i))] = p.counters[i];
+  j["service"] = p.service;
+  j["endpoint"] = p.endpoint;
+  j["counters"] = std::move(counters);
+  return j;
+}
+
+nlohmann::json result_json(const endpoint_result& e, std::size_t index) {
+  auto j = item("endpoint", index, true, {});
+  j["service"] = e.service;
+  j["ep_index"] = e.ep_index;
+  j["guid"] = fmt::format("0x{:016x}", e.data.dev_guid);
+  j["port"] = e.data.port_num;
+  j["phys_port_cnt"] = e.data.phys_port_cnt;
+  j["pkey"] = fmt::format("0x{:04x}", e.data.pkey);
+  j["prov"] = e.data.prov_name;
+  j["addresses"] = e.data.addrs;
+  return j;
+}
+
+nlohmann::json result_json(const file_result& f, std::size_t index) {
+  auto j = item("file", index, true, {});
+  j["file"] = f.kind;
+  j["path"] = f.path;
+  return j;
+}
+
+nlohmann::json check_json(const nlohmann::json& verdict, std::size_t index) {
+  bool usable = verdict.value("usable", false);
+  auto j = item("check", index, usable, verdict.value("why", std::string()));
+  for (const char* key : {"option", "value", "usable", "why", "suggested"})
+    j[key] = verdict.contains(key) ? verdict[key] : nlohmann::json(nullptr);
+  return j;
+}
+
+void to_json(nlohmann::json& j, const options& o, const report& r) {
+  j["role"] = "client";
+  j["options"] = options_json(o);
+  auto& results = j["results"] = nlohmann::json::array();
+  std::size_t failed = 0;
+  auto add = [&](const auto& items) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      auto item = result_json(items[i], i);
+      if (!item["ok"].template get<bool>()) ++failed;
+      results.push_back(std::move(item));
+    }
+  };
+  add(r.services);
+  add(r.results);
+  add(r.perf);
+  add(r.endpoints);
+  add(r.files);
+  fabric::latency_stats all;
+  double elapsed_s = 0;
+  for (const auto& l : r.results) {
+    all.merge(l.times);
+    elapsed_s += l.elapsed_s;
+  }
+  nlohmann::json probe_facts;  // null without --probe
+  if (r.probe) {
+    const auto& checks = (*r.probe)["options"];
+    for (std::size_t i = 0; i < checks.size(); ++i) results.push_back(check_json(checks[i], i));
+    probe_facts = {{"ports", r.probe->value("ports", nlohmann::json::array())},
+                   {"service", r.probe->value("service", nlohmann::json::object())},
+                   {"providers", r.probe->value("providers", nlohmann::json::object())}};
+  }
+  j["summary"] = {{"lookups", r.results.size()},
+                  {"failed", failed},
+                  {"latency", all.summary()},
+                  {"lookups_per_second", elapsed_s > 0 && all.count() > 0
+                                             ? nlohmann::json(static_cast<double>(all.count()) / elapsed_s)
+                                             : nlohmann::json(nullptr)},
+                  {"return_status", r.return_status},
+                  {"probe", std::move(probe_facts)}};
+}
+
+}  // namespace ib_acme

@@ -1,0 +1,55 @@
+#pragma once
+/// The parts of a run that talk to ACM services, and the printer they
+/// share with the file generator.
+
+#include "ib_acme.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <utility>
+
+namespace ib_acme {
+
+/// Human output: the original's lines, through the console (nothing in the
+/// JSON modes); and the result events of --json=lines.
+class printer {
+public:
+  explicit printer(fabric::console& con) : con_(con) {}
+  /// One formatted piece of the original's output; a trailing newline is
+  /// the line's end.
+  template <class... Args>
+  void operator()(fmt::format_string<Args...> f, Args&&... args) const {
+    raw(fmt::format(f, std::forward<Args>(args)...));
+  }
+  void raw(std::string text) const {
+    if (con_.mode() != fabric::output_mode::human) return;
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    con_.line(text);
+  }
+  /// A results item that is final.
+  void result(const nlohmann::json& item) const { con_.event("result", item); }
+
+private:
+  fabric::console& con_;
+};
+
+/// A hard failure (no answer, a malformed one) ends the session with a
+/// service; remembered to become the exit code after the human output.
+struct hard_failure {
+  fabric::exit_code code = fabric::exit_code::ok;
+  std::string message;
+  void note(const fabric::error& e);
+};
+
+/// How the services' part of a run went.
+struct session_outcome {
+  hard_failure hard;
+  bool query_failed = false;  ///< a -P or -e query that was asked for failed
+};
+
+/// Contacts each service of -S in turn and does what the options ask of
+/// it (-d, -P, -e); fills `r` and sets r.return_status as the original.
+session_outcome query_services(const options& opt, report& r, const printer& out);
+
+}  // namespace ib_acme
