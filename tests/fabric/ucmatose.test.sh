@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # ucmatose in the Soft-RoCE guest: ours with ours, ours with rdma-core's in
-# both directions for several -c/-C/-S, -m, JSON, and a count mismatch that
-# must end with the loss reported.
+# both directions for several -c/-C/-S, -m, JSON (every document and line
+# validated against its schema), a count mismatch that must end with the
+# loss reported, and a phase that a flood of refused requests cannot keep
+# alive.
 . "$(dirname "$0")/lib.sh" "$@"
 
 # pair NAME SERVER_BIN CLIENT_BIN ARGS...: one run with the same options on
@@ -34,6 +36,9 @@ pair "ours -> ours -m" "$BIN" "$BIN" -c 3 -m
 pair "ours -> rdma-core -m" "$ORIG" "$BIN" -c 3 -m
 pair "rdma-core -> ours -m" "$BIN" "$ORIG" -c 3 -m
 pair "ours -> ours -t 32 -a 14" "$BIN" "$BIN" -c 2 -t 32 -a 14
+# rdma-core reads -t with strtoul: a word is type of service 0, not an error.
+pair "ours -> ours -t tcp" "$BIN" "$BIN" -c 2 -t tcp
+check "-t tcp: a warning on stderr" grep -q "^ucmatose: warning: -t 'tcp' is not a number: type of service 0" "$LAST_ERR"
 
 # Our server with --verify accepts rdma-core's payloads (unfilled, or echoes
 # of the last message it received) as unverified, not as failures.
@@ -42,7 +47,8 @@ wait_cm_listen 7471
 expect_rc 0 "rdma-core client -> our --verify server" "$ORIG/ucmatose" -s "$ADDR" -c 2
 expect_bg srv 0 "our --verify server accepts unfilled payloads"
 check "unfilled payloads counted as unverified" json_check "$(bg_out srv)" \
-  'd["counts"]["received"] == 20 and d["counts"]["verify_failures"] == 0 and d["counts"]["unverified"] >= 18'
+  'd["summary"]["received"] == 20 and d["summary"]["verify_errors"] == 0 and d["summary"]["unverified"] >= 18
+   and all(c["ok"] for c in d["results"])'
 
 # Human output: the original's lines, in order.
 start_bg srv "$BIN/ucmatose"
@@ -71,22 +77,48 @@ return status 0
 OUT
 
 # JSON: one document each side, with counts and step timings.
+STEPS='("create_id", "resolve_addr", "resolve_route", "create_qp", "connect", "disconnect", "destroy")'
 start_bg srv "$BIN/ucmatose" -c 4 -C 5 -j
 wait_cm_listen 7471
 expect_rc 0 "JSON client run" "$BIN/ucmatose" -s "$ADDR" -c 4 -C 5 -j --verify
 wait_bg srv 30
 check "JSON client document" json_check "$LAST_OUT" \
   'd["tool"] == "ucmatose" and d["role"] == "client" and d["ok"] is True and d["exit_code"] == 0 and d["error"] is None
-   and d["counts"] == {"connections": 4, "connected": 4, "expected": 20, "sent": 20, "received": 20, "lost": 0,
-                       "verify_failures": 0, "unverified": 0}
-   and len(d["connections"]) == 4
-   and all(k in d["steps_us"] for k in ("create_id", "resolve_addr", "resolve_route", "create_qp", "connect", "disconnect", "destroy"))
-   and all(d["steps_us"][k]["min"] <= d["steps_us"][k]["mean"] <= d["steps_us"][k]["max"] for k in d["steps_us"])
-   and all(d["steps_us"][k]["samples"] == 4 for k in d["steps_us"])
-   and d["connections_per_second"] > 0 and all(c["connected"] and c["error"] is None for c in d["connections"])'
+   and {k: d["summary"][k] for k in ("connections", "established", "expected", "sent", "received", "lost",
+                                     "verify_errors", "unverified")}
+       == {"connections": 4, "established": 4, "expected": 20, "sent": 20, "received": 20, "lost": 0,
+           "verify_errors": 0, "unverified": 0}
+   and d["options"]["server"] == "'"$ADDR"'" and d["options"]["count"] == 5 and d["options"]["verify"] is True
+   and d["options"]["tos"] is None and len(d["results"]) == 4 and [c["index"] for c in d["results"]] == [0, 1, 2, 3]
+   and all(d["summary"]["steps"][k]["count"] == 4 for k in '"$STEPS"')
+   and all(s["min_us"] <= s["p50_us"] <= s["p99_us"] <= s["max_us"] for s in d["summary"]["steps"].values())
+   and d["summary"]["setup_us"] > 0 and d["summary"]["connections_per_second"] > 0
+   and all(c["ok"] and c["established"] and c["error"] is None and c["expected"] == 5 and c["lost"] == 0
+           and c["peer"] == "'"$ADDR"':7471" and all(k + "_us" in c for k in '"$STEPS"') for c in d["results"])'
 check "JSON server document" json_check "$(bg_out srv)" \
-  'd["role"] == "server" and d["ok"] is True and d["counts"]["connected"] == 4 and d["counts"]["received"] == 20
-   and "connect" in d["steps_us"] and "create_qp" in d["steps_us"]'
+  'd["role"] == "server" and d["ok"] is True and d["summary"]["established"] == 4 and d["summary"]["received"] == 20
+   and d["options"]["server"] is None and d["summary"]["steps"]["connect"]["count"] == 4
+   and d["summary"]["steps"]["create_qp"]["count"] == 4 and d["summary"]["steps"]["create_id"]["count"] == 0
+   and d["summary"]["steps"]["create_id"]["p50_us"] is None
+   and all("connect_us" in c and "create_qp_us" in c and "create_id_us" not in c for c in d["results"])'
+
+# --json=lines: a connected event per connection as it comes up, a result
+# event per connection once it is torn down, the document last.
+start_bg srv "$BIN/ucmatose" -c 3 -C 5 --json=lines
+wait_cm_listen 7471
+expect_rc 0 "--json=lines client run" "$BIN/ucmatose" -s "$ADDR" -c 3 -C 5 --json=lines
+expect_bg srv 0 "--json=lines server run" 30
+for side in client server; do
+  out=$LAST_OUT; [ "$side" = server ] && out=$(bg_out srv)
+  check "--json=lines $side: connected and result events, then the document" json_lines_check "$out" \
+    'd["ok"] is True and d["role"] == "'"$side"'" and all(l["role"] == "'"$side"'" for l in lines[:-1])
+     and sorted(l["connected"]["index"] for l in lines if l.get("event") == "connected") == [0, 1, 2]
+     and all(l["connected"]["connect_us"] > 0 for l in lines if l.get("event") == "connected")
+     and [l["result"] for l in lines if l.get("event") == "result"] == d["results"]
+     and len(d["results"]) == 3 and lines[-2]["event"] == "result"
+     and max(i for i, l in enumerate(lines) if l.get("event") == "connected")
+         < min(i for i, l in enumerate(lines) if l.get("event") == "result")'
+done
 
 # Count mismatch: the client expects more than the server sends. Both end,
 # bounded, and the client reports the loss.
@@ -94,8 +126,9 @@ start_bg srv "$BIN/ucmatose" -C 5 --timeout 3000
 wait_cm_listen 7471
 expect_rc 1 "mismatch: client ends with test_failed (1)" "$BIN/ucmatose" -s "$ADDR" -C 10 --timeout 3000 -j
 check "mismatch: loss reported with counts" json_check "$LAST_OUT" \
-  'd["ok"] is False and d["exit_code"] == 1 and d["counts"]["expected"] == 10 and d["counts"]["received"] == 5
-   and d["counts"]["lost"] == 5 and "5 lost" in d["error"]'
+  'd["ok"] is False and d["exit_code"] == 1 and d["summary"]["expected"] == 10 and d["summary"]["received"] == 5
+   and d["summary"]["lost"] == 5 and "5 lost" in d["error"]
+   and d["results"][0]["ok"] is False and d["results"][0]["lost"] == 5 and "5 of 10 messages" in d["results"][0]["error"]'
 wait_bg srv 30 || true
 
 # The other way round: the server sends 10 to a client with 3 receives
@@ -105,14 +138,44 @@ wait_cm_listen 7471
 run_capped 30 "$BIN/ucmatose" -s "$ADDR" -C 3 --timeout 2000
 expect_bg srv 1 "mismatch: server ends with test_failed (1)" 30
 check "mismatch: server reports the loss in JSON" json_check "$(bg_out srv)" \
-  'd["ok"] is False and d["counts"]["expected"] == 10 and d["counts"]["lost"] >= 7
-   and d["counts"]["received"] + d["counts"]["lost"] == 10 and d["counts"]["sent"] < 10'
+  'd["ok"] is False and d["summary"]["expected"] == 10 and d["summary"]["lost"] >= 7
+   and d["summary"]["received"] + d["summary"]["lost"] == 10 and d["summary"]["sent"] < 10'
 
 # A server short of clients serves the ones that came, then ends with timeout (6).
-start_bg srv "$BIN/ucmatose" -c 2 --timeout 2000
+start_bg srv "$BIN/ucmatose" -c 2 --timeout 2000 -j
 wait_cm_listen 7471
 expect_rc 0 "the one client of a short server is served" "$BIN/ucmatose" -s "$ADDR" -c 1 --timeout 5000
 expect_bg srv 6 "server short of clients: timeout (6)" 30
+check "server short of clients: the one served, the shortage named" json_check "$(bg_out srv)" \
+  'd["exit_code"] == 6 and "1 of 2 clients connected" in d["error"] and len(d["results"]) == 1
+   and d["results"][0]["ok"] is True and d["summary"]["received"] == 10'
+
+# A flood of refused connection requests does not keep a phase alive: the
+# server's client expects more than it sends (-C 20 against -C 10), so the
+# server's receiving phase makes no progress, while another client keeps
+# asking for connections beyond -c. The phase ends --timeout after its last
+# progress all the same.
+start_bg srv "$BIN/ucmatose" -c 1 -C 10 --timeout 3000
+wait_cm_listen 7471
+start_bg stall "$BIN/ucmatose" -s "$ADDR" -c 1 -C 20 --timeout 60000 --json=lines
+# The stalled client holds the server's one place before the flood starts.
+for _ in $(seq 200); do grep -q '"event":"connected"' "$(bg_out stall)" && break; sleep 0.1; done
+touch "$WORK/hammer"
+(
+  while [ -e "$WORK/hammer" ]; do
+    timeout 20 "$BIN/ucmatose" -s "$ADDR" -c 10 -C 0 --timeout 2000 >/dev/null 2>&1
+  done
+) &
+hammer=$!
+t0=$SECONDS
+expect_bg srv 1 "flooded server: its stalled phase still ends, loss reported (1)" 45
+check "flooded server: ends within 25 s, not at the stalled client's 60 s" test $((SECONDS - t0)) -le 25
+rm -f "$WORK/hammer"
+wait "$hammer"
+check "flooded server: it refused requests meanwhile" \
+  test "$(grep -c '^cmatose: failing connection request$' "$(bg_out srv)")" -ge 10
+check "flooded server: the loss is named" grep -q "^ucmatose: error: messages: 10 sent, 0 received, 10 lost" "$(bg_err srv)"
+stop_bg stall KILL
 
 # The same against rdma-core's server (which sends 5 and never needs more).
 start_bg srv "$ORIG/ucmatose" -C 5
@@ -127,6 +190,11 @@ stop_bg srv KILL
 t0=$SECONDS
 expect_rc 5 "no server: connect_failed (5)" "$BIN/ucmatose" -s "$ADDR" -c 3
 check "no server: ends within 5 s" test $((SECONDS - t0)) -le 5
+expect_rc 5 "no server, JSON: connect_failed (5)" "$BIN/ucmatose" -s "$ADDR" -c 3 -j
+check "no server, JSON: every connection failed, each says why" json_check "$LAST_OUT" \
+  'd["ok"] is False and "REJECTED" in d["error"] and len(d["results"]) == 3
+   and all(not c["ok"] and not c["established"] and "REJECTED" in c["error"] for c in d["results"])
+   and d["summary"]["established"] == 0 and d["summary"]["setup_us"] is None'
 run_capped 30 "$ORIG/ucmatose" -s "$ADDR"
 grep -v '^return status' "$LAST_OUT" > "$WORK/orig-no-server.out"
 run_capped 30 "$BIN/ucmatose" -s "$ADDR"
@@ -143,6 +211,9 @@ check "one of two refused: ends within 10 s" test $((SECONDS - t0)) -le 10
 stop_bg srv KILL
 expect_rc 2 "bad format is a usage error" "$BIN/ucmatose" -f bogus
 expect_rc 2 "bad port space is a usage error" "$BIN/ucmatose" -P udp
+expect_rc 2 "-t beyond 255 is a usage error" "$BIN/ucmatose" -s "$ADDR" -t 256 -j
+check "-t beyond 255: a usage document, nothing run" json_check "$LAST_OUT" \
+  'd["exit_code"] == 2 and "-t 256" in d["error"] and d["results"] == []'
 expect_rc 4 "unresolvable name: resolve_failed (4)" "$BIN/ucmatose" -s no-such-host.invalid
 
 # Both ways of making QPs: with one RDMA device a server makes its clients'

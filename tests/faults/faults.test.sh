@@ -98,7 +98,7 @@ common='d["tool"] and d["exit_code"] == d["exit_code"] and ("error" in d) and d[
 rping_json="$common"' and d["summary"]["pings"] >= 0 and "rtt" in d["summary"]'
 ud_json="$common"' and d["sent"] >= 0 and d["lost"] == d["expected"] - min(d["received"], d["expected"])'
 mckey_json="$common"' and d["lost"] == d["expected"] - min(d["received"], d["expected"])'
-rc_json="$common"' and d["counts"]["lost"] >= 0 and len(d["connections"]) > 0'
+rc_json="$common"' and d["summary"]["lost"] >= 0 and len(d["results"]) > 0'
 acm_json="$common"' and "results" in d'
 
 # The network conditions each tool meets; RC retransmits, so loss may cost

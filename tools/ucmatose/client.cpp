@@ -1,0 +1,104 @@
+// The client's flow and its own events.
+#include "client.hpp"
+
+#include "fabric/rc.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace ucmatose {
+
+using fabric::exit_code;
+
+// A client listens on nothing: no request comes.
+bool client::on_connect_request(fabric::cm_event& /*ev*/) { return false; }
+
+void client::on_flow_event(fabric::cm_event& ev, std::size_t i) {
+  if (ev.type() == RDMA_CM_EVENT_ADDR_RESOLVED) on_addr_resolved(i);
+  if (ev.type() == RDMA_CM_EVENT_ROUTE_RESOLVED) on_route_resolved(i);
+}
+
+void client::on_addr_resolved(std::size_t i) {
+  auto& c = table_[i];
+  auto now = table_.stamp();
+  table_.finish(i, step::resolve_addr, now);
+  set_id_options(o_, con_, c.id, true);
+  c.st = conn_state::resolving_route;
+  table_.start(i, step::resolve_route, now);
+  fabric::check_rc(rdma_resolve_route(c.id, 2000), "rdma_resolve_route");
+  // The device is known now (if it was not from the start): the QPs are
+  // made ahead while routes resolve.
+  devices_.start_helper(c.id->verbs, c.id->port_num);
+}
+
+void client::on_route_resolved(std::size_t i) {
+  auto& c = table_[i];
+  table_.finish(i, step::resolve_route);
+  auto p = devices_.take_qp(i, c.id);
+  c.dev = p.dev;
+  table_.record(i, step::create_qp, p.create_us);
+  c.qp = fabric::attach_rc_qp(c.id, std::move(p.qp));
+  rdma_conn_param param{};
+  param.responder_resources = 1;
+  param.initiator_depth = 1;
+  param.retry_count = 5;
+  if (addrs_.dst) {
+    param.private_data = addrs_.dst->ai_connect;
+    param.private_data_len = static_cast<std::uint8_t>(addrs_.dst->ai_connect_len);
+  }
+  c.st = conn_state::connecting;
+  table_.start(i, step::connect);
+  fabric::check_rc(rdma_connect(c.id, &param), "rdma_connect");
+}
+
+void client::run() {
+  con_.line("cmatose: starting client");
+  auto query = address_query(o_, o_.server, 0);
+  addrs_ = fabric::resolve_pair(query, o_.bind);
+  auto n = static_cast<std::size_t>(o_.connections);
+  auto ps = static_cast<rdma_port_space>(query.port_space);
+  table_.reserve(n);
+  ids_.reserve(n);
+  // With one RDMA device on the host, every connection will be on it: its
+  // shared resources are made and the QPs made ahead from now, as the
+  // server does. Otherwise that waits for the first address to resolve.
+  if (ibv_context* verbs = fabric::sole_device()) devices_.start_helper(verbs, 1);
+  std::string peer = fmt::format("{}:{}", fabric::format_addr(addrs_.dst_addr()), o_.port);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto t = table_.stamp();
+    ids_.push_back(channel_.create_id(ps));
+    table_.add(ids_.back().get(), peer, conn_state::resolving_addr);
+    table_.start(i, step::create_id, t);
+    table_.finish(i, step::create_id);
+  }
+  // As in the original, the ids exist before connecting starts: setup is
+  // timed from the first address resolution.
+  con_.line("cmatose: connecting");
+  table_.begin_setup(table_.stamp());
+  table_.set_pending(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    table_.start(i, step::resolve_addr);
+    if (rdma_resolve_addr(table_[i].id, addrs_.src_addr(), addrs_.dst_addr(), 2000) != 0) {
+      int err = errno;
+      table_.fail(i, fmt::format("rdma_resolve_addr {}: {}", fabric::format_addr(addrs_.dst_addr()), std::strerror(err)),
+                  fabric::classify_errno(err));
+    }
+  }
+  connect_phase([&] { return table_.pending() == 0; });
+  if (!after_setup()) return;
+  if (count_ > 0) {
+    con_.line("receiving data transfers");
+    complete_phase(&connection::recv_done, "received");
+    con_.line("sending replies");
+    post_all_sends();
+    complete_phase(&connection::send_done, "sent");
+    con_.line("data transfers complete");
+  }
+  if (o_.migrate) migrate();
+  disconnect_phase(false);
+  destroy();
+}
+
+}  // namespace ucmatose

@@ -1,0 +1,100 @@
+// Posting the messages and counting their completions.
+#include "exchange.hpp"
+
+#include "payload.hpp"
+
+#include "fabric/error.hpp"
+#include "fabric/verbs.hpp"
+
+namespace ucmatose {
+
+using fabric::error;
+using fabric::exit_code;
+
+namespace {
+constexpr std::uint64_t send_bit = 1ULL << 32;
+}  // namespace
+
+std::uint64_t make_wr_id(std::size_t index, std::uint32_t seq, bool send) noexcept {
+  return (static_cast<std::uint64_t>(index) << 33) | (send ? send_bit : 0) | seq;
+}
+
+void post_recvs(ibv_qp* qp, std::size_t i, const device_resources& dev, const options& o) {
+  auto count = static_cast<std::uint32_t>(o.messages());
+  if (count == 0) return;
+  auto size = static_cast<std::uint32_t>(o.size);
+  std::vector<ibv_sge> sges(count);
+  std::vector<ibv_recv_wr> wrs(count);
+  for (std::uint32_t s = 0; s < count; ++s) {
+    std::size_t slot = o.verify ? i * count + s : 0;
+    sges[s] = {dev.recv_buf.addr() + slot * size, size, dev.recv_buf.lkey()};
+    wrs[s].wr_id = make_wr_id(i, s, false);
+    wrs[s].sg_list = &sges[s];
+    wrs[s].num_sge = 1;
+    wrs[s].next = s + 1 < count ? &wrs[s + 1] : nullptr;
+  }
+  fabric::post_recv(qp, wrs[0]);
+}
+
+message_exchange::message_exchange(const options& o, connection_table& table)
+    : o_(o), table_(table), count_(static_cast<std::uint32_t>(o.messages())) {}
+
+void message_exchange::post_sends(std::size_t i) {
+  if (count_ == 0) return;
+  auto& c = table_[i];
+  auto size = static_cast<std::uint32_t>(o_.size);
+  sges_.resize(count_);
+  wrs_.resize(count_);
+  for (std::uint32_t s = 0; s < count_; ++s) {
+    sges_[s] = {c.dev->send_buf.addr() + std::size_t{s} * size, size, c.dev->send_buf.lkey()};
+    wrs_[s] = {};
+    wrs_[s].wr_id = make_wr_id(i, s, true);
+    wrs_[s].opcode = IBV_WR_SEND;
+    wrs_[s].send_flags = IBV_SEND_SIGNALED;
+    wrs_[s].sg_list = &sges_[s];
+    wrs_[s].num_sge = 1;
+    wrs_[s].next = s + 1 < count_ ? &wrs_[s + 1] : nullptr;
+  }
+  try {
+    fabric::post_send(c.qp.get(), wrs_[0]);
+  } catch (const error& e) {
+    // The sends before the failed one went out and will complete.
+    table_.fail(i, e.what(), e.code());
+    c.send_done = count_;
+  }
+}
+
+void message_exchange::on_completion(const ibv_wc& wc) {
+  std::size_t i = wc.wr_id >> 33;
+  auto seq = static_cast<std::uint32_t>(wc.wr_id & 0xffffffffu);
+  bool send = (wc.wr_id & send_bit) != 0;
+  if (i >= table_.size()) return;
+  auto& c = table_[i];
+  auto& res = table_.result(i);
+  ++(send ? c.send_done : c.recv_done);
+  if (wc.status != IBV_WC_SUCCESS) {
+    // Flushes follow a disconnect or an earlier error, which said why.
+    if (wc.status != IBV_WC_WR_FLUSH_ERR) {
+      std::string why = fabric::wc_error(wc, send ? "send" : "receive").what();
+      if (wc.status == IBV_WC_RNR_RETRY_EXC_ERR) why += "; the peer had no receive posted (different -C?)";
+      table_.fail(i, why, exit_code::test_failed);
+    }
+    return;
+  }
+  if (send) {
+    ++res.sent;
+    return;
+  }
+  ++res.received;
+  if (!o_.verify) return;
+  auto size = static_cast<std::size_t>(o_.size);
+  auto slot = c.dev->recv_buf.bytes().subspan((i * count_ + seq) * size, size);
+  switch (wc.byte_len != size ? payload_check::mismatch : check_payload(slot, seq)) {
+    case payload_check::match: break;
+    case payload_check::unfilled:
+    case payload_check::foreign: ++res.unverified; break;
+    case payload_check::mismatch: ++res.verify_errors; break;
+  }
+}
+
+}  // namespace ucmatose

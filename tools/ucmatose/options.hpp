@@ -1,0 +1,74 @@
+#pragma once
+/// ucmatose's command line: the options, their checks as a whole, and what
+/// they say about a run (the address to resolve, the messages each way,
+/// whether steps are timed). Owns nothing but values.
+
+#include "fabric/addr.hpp"
+#include "fabric/cli.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ucmatose {
+
+inline constexpr std::uint16_t default_port = 7471;
+
+/// Command-line options (the original's short flags, uniform long names).
+struct options {
+  std::string server;                  ///< -s: server address; makes this the client
+  std::string bind;                    ///< -b: local address
+  std::string format = "name";         ///< -f: name, ip, ipv6 or gid
+  std::string port_space = "tcp";      ///< -P: tcp or ib
+  int connections = 1;                 ///< -c
+  int count = 10;                      ///< -C: messages each way per connection
+  int size = 100;                      ///< -S: message size
+  std::optional<std::string> tos_arg;  ///< -t as given; validate() reads it into `tos`
+  std::uint16_t port = default_port;   ///< -p
+  std::optional<int> ack_timeout;      ///< -a
+  bool migrate = false;                ///< -m
+  int timeout_ms = 10000;              ///< --timeout: longest a phase may go without progress
+  bool verify = false;                 ///< --verify
+  bool stats = false;                  ///< --stats
+  fabric::cli::output_options out;
+
+  // Set by validate() from the above, once, before the run.
+  std::optional<std::uint8_t> tos;     ///< -t's value, read as rdma-core reads it
+  /// Whether each connection's steps are timed: only when they are
+  /// reported (--stats, JSON), because a clock read can be a system call.
+  bool timed = false;
+  std::vector<std::string> warnings;   ///< said on stderr as the run starts
+
+  [[nodiscard]] bool client() const noexcept { return !server.empty(); }
+  /// Messages each way per connection; -S 0 means none, as in the original.
+  [[nodiscard]] int messages() const noexcept { return size == 0 ? 0 : count; }
+};
+
+/// Declares every option on `app`.
+void add_options(CLI::App& app, options& opt);
+
+/// Checks the options as a whole and derives tos, timed and warnings;
+/// throws a usage error.
+void validate(options& opt);
+
+/// -t read as rdma-core's ucmatose reads it (strtoul, any base): a value,
+/// and a warning when the text was not all one number (a non-number is 0).
+/// Throws a usage error for a number beyond 0-255.
+struct tos_reading {
+  std::uint8_t value = 0;
+  std::string warning;                 ///< empty when the text was a number
+};
+tos_reading read_tos(std::string_view text);
+
+/// The options object of the JSON document.
+nlohmann::json options_json(const options& o);
+
+/// What to resolve for `node` with the options' port, port space and
+/// address format; `extra_flags` adds RAI_PASSIVE for a server.
+fabric::addr_query address_query(const options& o, const std::string& node, int extra_flags);
+
+}  // namespace ucmatose
