@@ -131,11 +131,13 @@ fi
 # JSON: one document, one result per source x destination.
 responder json
 rc=0; capped 20 "$WORK/j" "$OURS" -S "$WORK/json.sock" -s 10.0.0.1 -d 10.0.0.[5-6,250] -C 4 -P -e --json || rc=$?
-if [ "$rc" -eq 1 ] && json_check "$WORK/j" 'd["tool"]=="ib_acme" and d["exit_code"]==1 and len(d["results"])==3 and d["failed"]==1
-    and d["results"][0]["ok"] and d["results"][0]["path"]["dlid"]==6 and d["results"][0]["count"]==4
-    and "p99" in d["results"][0]["latency_us"] and d["results"][0]["lookups_per_sec"]>0
-    and d["results"][2]["status"]=="ENODATA" and not d["results"][2]["ok"]
-    and d["perf"][0]["counters"]["Resolve Count"]>=12 and len(d["endpoints"])==3'; then
+if [ "$rc" -eq 1 ] && json_check "$WORK/j" 'd["tool"]=="ib_acme" and d["exit_code"]==1 and len(kind("lookup"))==3
+    and d["summary"]["lookups"]==3 and d["summary"]["failed"]==1 and kind("service")[0]["connected"]
+    and kind("lookup")[0]["ok"] and kind("lookup")[0]["path"]["dlid"]==6 and kind("lookup")[0]["count"]==4
+    and kind("lookup")[0]["latency"]["p99_us"]>0 and kind("lookup")[0]["lookups_per_second"]>0
+    and kind("lookup")[2]["status"]=="ENODATA" and not kind("lookup")[2]["ok"] and kind("lookup")[2]["index"]==2
+    and kind("counters")[0]["counters"]["Resolve Count"]>=12 and len(kind("endpoint"))==3
+    and d["summary"]["latency"]["count"]==12'; then
   pass "--json: results per destination, failures, latency, perf and endpoints"
 else fail "--json (exit $rc)"; head -c 1500 "$WORK/j"; cat "$WORK/j.err"; fi
 rc=0; capped 20 "$WORK/s" "$OURS" -S "$WORK/json.sock" -d 10.0.0.5 -C 20 --stats || rc=$?
@@ -155,7 +157,7 @@ for mode in truncated oversize version opcode tid short nopath trailing silent c
     else fail "misbehaving service ($mode), $args: exit $rc, want $want"; cat "$WORK/b.err"; fi
   done
   rc=0; capped 20 "$WORK/b" "$OURS" -S "$WORK/bad.sock" -d 10.0.0.5 --timeout 500 --json || rc=$?
-  if [ "$rc" -eq "$want" ] && json_check "$WORK/b" "d['exit_code']==$want and d['error'] and len(d['results'])==1 and not d['results'][0]['ok']"; then
+  if [ "$rc" -eq "$want" ] && json_check "$WORK/b" "d['exit_code']==$want and d['error'] and len(kind('lookup'))==1 and not kind('lookup')[0]['ok']"; then
     pass "misbehaving service ($mode): JSON names the error"
   else fail "misbehaving service ($mode) JSON (exit $rc)"; cat "$WORK/b"; fi
   stop_responder "$RESPONDER_PID"

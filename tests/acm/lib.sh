@@ -37,12 +37,22 @@ capped() {
   timeout -k 2 "$secs" "$@" >"$out" 2>"$out.err"
 }
 
+# json_check FILE PYTHON_EXPR: FILE is one document valid against the
+# installed vocabulary's schemas and EXPR holds of it (`d`; kind(K) is the
+# list of its results of kind K).
 json_check() {
-  "$PY" - "$1" "$2" <<'PY'
+  "$PY" - "$1" "$2" "$HERE/../json" <<'PY'
 import json, sys
+sys.path.insert(0, sys.argv[3])
+import fabric_json
 with open(sys.argv[1]) as f:
     d = json.load(f)
-sys.exit(0 if eval("(" + sys.argv[2] + ")", {"d": d}) else 1)
+bad = fabric_json.problems(d)
+if bad:
+    print("\n".join("    | " + p for p in bad), file=sys.stderr)
+    sys.exit(1)
+kind = lambda k: [r for r in d["results"] if r["kind"] == k]
+sys.exit(0 if eval("(" + sys.argv[2] + ")", {"d": d, "kind": kind}) else 1)
 PY
 }
 

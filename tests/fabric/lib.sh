@@ -147,6 +147,8 @@ peer_wait_cm() {
 # document bound to d; shows the document and what failed when not.
 json_check() { _json_eval document "$@"; }
 
+# In both, kind(K) is the list of the document's results of kind K.
+#
 # json_lines_check FILE PYTHON_EXPR: the same for the output of --json=lines:
 # every line is validated, `lines` is the list of objects (events first, the
 # document last) and `d` is the document.
@@ -164,7 +166,8 @@ try:
     lines = fabric_json.parse_lines(text) if mode == "lines" else [json.loads(text)]
     fabric_json.check_all(lines)
     d = lines[-1]
-    if eval("(" + expr + ")", {"d": d, "lines": lines}):
+    kind = lambda k: [r for r in d["results"] if r["kind"] == k]
+    if eval("(" + expr + ")", {"d": d, "lines": lines, "kind": kind}):
         sys.exit(0)
     print("    | expression is false")
 except Exception as e:

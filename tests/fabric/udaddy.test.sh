@@ -54,15 +54,24 @@ check "verify failure is named" grep -q "failed verification" "$WORK/client.out"
 pair "json" 0 0 "$BIN/udaddy -b $ADDR -c 3 -C 20 -j $T" "$BIN/udaddy -s $ADDR -c 3 -C 20 -j $T"
 check "client json shape" json_check "$WORK/client.out" \
   '(d["tool"] == "udaddy" and d["role"] == "client" and d["ok"] and d["exit_code"] == 0 and d["error"] is None
-   and d["connections"] == 3 and d["count"] == 20 and d["size"] == 100 and d["port"] == 7174
-   and d["port_space"] == "udp" and d["mtu"] == 1024 and d["sent"] == 60 and d["received"] == 60
-   and d["lost"] == 0 and d["messages_per_second"] > 0 and set(d["connect_us"]) >= {"min", "p50", "max"}
+   and d["options"]["connections"] == 3 and d["options"]["count"] == 20 and d["options"]["size"] == 100
+   and d["options"]["port"] == 7174 and d["options"]["port_space"] == "udp" and d["options"]["tos"] is None
+   and d["summary"]["mtu"] == 1024 and d["summary"]["sent"] == 60 and d["summary"]["received"] == 60
+   and d["summary"]["lost"] == 0 and d["summary"]["failed"] == 0 and d["summary"]["messages_per_second"] > 0
+   and d["summary"]["connect"]["count"] == 3 and d["summary"]["connect"]["p50_us"] > 0
    and len(d["results"]) == 3
-   and all(r["state"] == "connected" and r["qkey"] == 0x01234567 and r["received"] == 20 and r["lost"] == 0
-           and r["qpn"] > 0 and r["remote_qpn"] > 0 for r in d["results"]))'
+   and all(r["kind"] == "connection" and r["ok"] and r["state"] == "connected" and r["qkey"] == 0x01234567
+           and r["received"] == 20 and r["lost"] == 0 and r["qpn"] > 0 and r["remote_qpn"] > 0 for r in d["results"]))'
 check "server json shape" json_check "$(bg_out srv)" \
-  '(d["role"] == "server" and d["ok"] and d["received"] == 60 and d["sent"] == 60
+  '(d["role"] == "server" and d["ok"] and d["summary"]["received"] == 60 and d["summary"]["sent"] == 60
    and all(r["qkey"] == 0x01234567 and r["remote_qpn"] > 0 for r in d["results"]))'
+
+# --json=lines: connected events as they happen, a result event per
+# connection, the document last; against rdma-core's server too.
+pair "json lines" 0 0 "$ORIG/udaddy -b $ADDR" "$BIN/udaddy -s $ADDR -c 2 --json=lines $T"
+check "lines: events then the document" json_lines_check "$WORK/client.out" \
+  '([l["event"] for l in lines[:-1]].count("connected") == 2 and [l["event"] for l in lines[:-1]].count("result") == 2
+    and all(l["role"] == "client" for l in lines) and d["ok"] and d["summary"]["received"] == 20)'
 
 # -S larger than the path MTU is refused before anything is sent.
 expect_rc 3 "client refuses -S over the MTU" "$BIN/udaddy" -s "$ADDR" -S 2000 $T
@@ -81,7 +90,8 @@ check "oversize datagram named" grep -q "a datagram larger than our 100-byte mes
 # 10, and must end with the loss reported, never hang.
 pair "client -C 10 vs server -C 5" 0 1 "$BIN/udaddy -b $ADDR -C 5 $T" "$BIN/udaddy -s $ADDR -C 10 --timeout 3000 -j"
 check "client reports 5 lost" json_check "$WORK/client.out" \
-  'd["exit_code"] == 1 and d["sent"] == 10 and d["received"] == 5 and d["lost"] == 5 and "lost 5 of 10" in d["error"]'
+  '(d["exit_code"] == 1 and d["summary"]["sent"] == 10 and d["summary"]["received"] == 5 and d["summary"]["lost"] == 5
+    and "lost 5 of 10" in d["error"] and d["results"][0]["error"] == "received 5 of 10 messages, 5 lost")'
 pair "server -C 10 vs client -C 5" 1 0 "$BIN/udaddy -b $ADDR -C 10 --timeout 3000" "$BIN/udaddy -s $ADDR -C 5 $T"
 check "server names the loss" grep -q "received 5 of 10 messages, 5 lost" "$(bg_out srv)"
 pair "our client -C 10 vs rdma-core server -C 5" 0 1 "$ORIG/udaddy -b $ADDR -C 5" "$BIN/udaddy -s $ADDR -C 10 --timeout 3000"
@@ -106,5 +116,7 @@ expect_rc 2 "unknown -P is a usage error" "$BIN/udaddy" -P tcp
 expect_rc 2 "bad -t is a usage error" "$BIN/udaddy" -s "$ADDR" -t 300
 expect_rc 2 "usage error json" "$BIN/udaddy" -j -c 0
 check "usage json" json_check "$LAST_OUT" 'd["exit_code"] == 2 and d["tool"] == "udaddy"'
+expect_rc 2 "a -t word is a usage error, not type of service 0" "$BIN/udaddy" -s "$ADDR" -t tcp -j
+check "-t word json" json_check "$LAST_OUT" 'd["exit_code"] == 2 and d["error"].startswith("-t tcp")'
 
 finish

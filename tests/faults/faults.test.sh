@@ -96,8 +96,8 @@ fault() {
 # The JSON every tool owes: the common keys and its counts.
 common='d["tool"] and d["exit_code"] == d["exit_code"] and ("error" in d) and d["ok"] == (d["exit_code"] == 0)'
 rping_json="$common"' and d["summary"]["pings"] >= 0 and "rtt" in d["summary"]'
-ud_json="$common"' and d["sent"] >= 0 and d["lost"] == d["expected"] - min(d["received"], d["expected"])'
-mckey_json="$common"' and d["lost"] == d["expected"] - min(d["received"], d["expected"])'
+ud_json="$common"' and d["summary"]["sent"] >= 0 and d["summary"]["lost"] == d["summary"]["expected"] - min(d["summary"]["received"], d["summary"]["expected"])'
+mckey_json="$ud_json"
 rc_json="$common"' and d["summary"]["lost"] >= 0 and len(d["results"]) > 0'
 acm_json="$common"' and "results" in d'
 
@@ -154,7 +154,7 @@ peer_start snd '$BIN/mckey -m '$GROUP' -b $FABRIC_ADDR -s -C 1000000 --delay 0'
 until_peer_says snd "initiating data transfers"
 sleep 1; peer_stop snd
 rc=0; wait_bg rcv 30 || rc=$?
-judge "mckey receiver, sender killed" "$rc" "1" "$(bg_out rcv)" "$(bg_err rcv)" "$mckey_json"' and d["received"] > 0'
+judge "mckey receiver, sender killed" "$rc" "1" "$(bg_out rcv)" "$(bg_err rcv)" "$mckey_json"' and d["summary"]["received"] > 0'
 
 peer_serve 7471 '$BIN/ucmatose -b $FABRIC_ADDR -c 2 -C 10000 -S 60000 --timeout 3000'
 start_bg cli "$BIN/ucmatose" -s "$PEER" -c 2 -C 10000 -S 60000 --timeout 3000 -j

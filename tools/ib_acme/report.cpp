@@ -157,7 +157,7 @@ nlohmann::json result_json(const endpoint_result& e, std::size_t index) {
 nlohmann::json result_json(const file_result& f, std::size_t index) {
   auto j = item("file", index, true, {});
   j["file"] = f.kind;
-  j["path"] = f.path;
+  j["file_path"] = f.path;
   return j;
 }
 
