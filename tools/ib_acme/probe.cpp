@@ -78,8 +78,8 @@ std::vector<json> collect_ports(const options& opt, std::vector<fabric::sa::port
              {"port", p},
              {"link_layer", pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"},
              {"state", verbs_state(pa.state)},
-             {"mtu", fabric::sa::mtu_bytes(pa.active_mtu)},
-             {"max_mtu", fabric::sa::mtu_bytes(pa.max_mtu)},
+             {"mtu", fabric::mtu_bytes(pa.active_mtu)},
+             {"max_mtu", fabric::mtu_bytes(pa.max_mtu)},
              {"rate_gbps", verbs_rate(pa.active_width, pa.active_speed)},
              {"lid", pa.lid},
              {"sm_lid", pa.sm_lid}};
@@ -132,9 +132,9 @@ std::vector<json> collect_ports(const options& opt, std::vector<fabric::sa::port
       auto ans = fabric::sa::query_path(*u, self, std::chrono::milliseconds(std::min(opt.timeout_ms, 2000)));
       sa["answered"] = ans.answered;
       if (ans.record) {
-        sa["path_mtu"] = fabric::sa::mtu_bytes(ans.record->mtu);
-        sa["path_rate_gbps"] = fabric::sa::rate_gbps(ans.record->rate);
-        if (!j.contains("mtu")) j["mtu"] = fabric::sa::mtu_bytes(ans.record->mtu);
+        sa["path_mtu"] = fabric::mtu_bytes(ans.record->mtu);
+        sa["path_rate_gbps"] = fabric::rate_gbps(ans.record->rate);
+        if (!j.contains("mtu")) j["mtu"] = fabric::mtu_bytes(ans.record->mtu);
       }
       if (!ans.error.empty()) sa["error"] = ans.error;
     }

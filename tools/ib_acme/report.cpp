@@ -44,10 +44,10 @@ nlohmann::json path_json(const acm::path_record& p) {
           {"sl", p.sl},
           {"mtu_selector", p.mtu_selector},
           {"mtu", p.mtu},
-          {"mtu_bytes", fabric::sa::mtu_bytes(p.mtu)},
+          {"mtu_bytes", fabric::mtu_bytes(p.mtu)},
           {"rate_selector", p.rate_selector},
           {"rate", p.rate},
-          {"rate_gbps", fabric::sa::rate_gbps(p.rate)},
+          {"rate_gbps", fabric::rate_gbps(p.rate)},
           {"packet_life_time_selector", p.packet_life_time_selector},
           {"packet_life_time", p.packet_life_time},
           {"preference", p.preference}};

@@ -1,5 +1,7 @@
 #include "fabric/acm.hpp"
 
+#include "fabric/socket.hpp"
+
 #include <fmt/format.h>
 
 #include <fcntl.h>
@@ -20,50 +22,6 @@
 
 namespace fabric::acm {
 
-namespace {
-
-/// Waits for POLLOUT (or an error) on fd; false when the deadline passed.
-bool wait_writable(int fd, const deadline& until) {
-  for (;;) {
-    throw_if_interrupted();
-    pollfd p[2] = {{fd, POLLOUT, 0}, {interrupt_fd(), POLLIN, 0}};
-    int rc = ::poll(p, 2, until.poll_timeout());
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      throw_errno(errno, "poll");
-    }
-    throw_if_interrupted();
-    return rc > 0;
-  }
-}
-
-struct fd_owner {
-  int fd = -1;
-  ~fd_owner() {
-    if (fd >= 0) ::close(fd);
-  }
-  int release() { return std::exchange(fd, -1); }
-};
-
-/// Connects a non-blocking socket within the deadline; returns 0 or an errno.
-int connect_bounded(int fd, const sockaddr* sa, socklen_t len, const deadline& until) {
-  if (::connect(fd, sa, len) == 0) return 0;
-  if (errno != EINPROGRESS && errno != EAGAIN) return errno;
-  if (!wait_writable(fd, until)) return ETIMEDOUT;
-  int err = 0;
-  socklen_t err_len = sizeof err;
-  if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0) return errno;
-  return err;
-}
-
-/// Connected sockets block on receive (bounded by SO_RCVTIMEO).
-int make_blocking(int fd) {
-  int flags = ::fcntl(fd, F_GETFL);
-  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  return fd;
-}
-
-}  // namespace
 
 std::uint16_t service_port(const std::string& port_file) {
   std::ifstream in(port_file);
@@ -79,9 +37,9 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
     if (service.size() >= sizeof addr.sun_path)
       throw connect_error(ENAMETOOLONG, fmt::format("{}: {}", service, std::strerror(ENAMETOOLONG)));
     std::memcpy(addr.sun_path, service.data(), service.size());
-    fd_owner s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
-    if (s.fd < 0) throw_errno(errno, "socket");
-    int err = connect_bounded(s.fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr, until);
+    unique_fd s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
+    if (s.get() < 0) throw_errno(errno, "socket");
+    int err = connect_bounded(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr, until);
     if (err != 0) throw connect_error(err, fmt::format("connect to {}: {}", service, std::strerror(err)));
     return client(make_blocking(s.release()));
   }
@@ -100,15 +58,15 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(res, &::freeaddrinfo);
   int last = ECONNREFUSED;
   for (auto* ai = res; ai; ai = ai->ai_next) {
-    fd_owner s{::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol)};
-    if (s.fd < 0) {
+    unique_fd s{::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol)};
+    if (s.get() < 0) {
       last = errno;
       continue;
     }
-    last = connect_bounded(s.fd, ai->ai_addr, ai->ai_addrlen, until);
+    last = connect_bounded(s.get(), ai->ai_addr, ai->ai_addrlen, until);
     if (last == 0) {
       int one = 1;
-      ::setsockopt(s.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      ::setsockopt(s.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       return client(make_blocking(s.release()));
     }
   }

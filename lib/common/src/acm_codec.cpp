@@ -1,5 +1,7 @@
 #include "fabric/acm_codec.hpp"
 
+#include "fabric/big_endian.hpp"
+
 #include "fabric/error.hpp"
 
 #include <arpa/inet.h>
@@ -15,29 +17,7 @@ namespace fabric::acm {
 
 namespace {
 
-std::uint16_t load_be16(const std::uint8_t* p) noexcept { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
-
-std::uint32_t load_be32(const std::uint8_t* p) noexcept {
-  return std::uint32_t{p[0]} << 24 | std::uint32_t{p[1]} << 16 | std::uint32_t{p[2]} << 8 | p[3];
-}
-
-std::uint64_t load_be64(const std::uint8_t* p) noexcept {
-  return std::uint64_t{load_be32(p)} << 32 | load_be32(p + 4);
-}
-
-void store_be16(std::uint8_t* p, std::uint16_t v) noexcept {
-  p[0] = static_cast<std::uint8_t>(v >> 8);
-  p[1] = static_cast<std::uint8_t>(v);
-}
-
-void store_be32(std::uint8_t* p, std::uint32_t v) noexcept {
-  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
-}
-
-void store_be64(std::uint8_t* p, std::uint64_t v) noexcept {
-  store_be32(p, static_cast<std::uint32_t>(v >> 32));
-  store_be32(p + 4, static_cast<std::uint32_t>(v));
-}
+using namespace fabric::big_endian;
 
 // RESOLVE headers and entry flags/types are in the host's order: the
 // service and its clients share a machine.
@@ -141,55 +121,6 @@ std::string_view counter_name(std::size_t index) noexcept {
   // libibacm accepts one index past the table (ACM_MAX_COUNTER) and reads
   // past it; name it like any other unknown counter.
   return index < std::size(names) ? names[index] : "Unknown";
-}
-
-path_record decode_path(std::span<const std::uint8_t, path_record_size> raw) noexcept {
-  const auto* p = raw.data();
-  path_record r;
-  r.service_id = load_be64(p);
-  std::copy_n(p + 8, 16, r.dgid.begin());
-  std::copy_n(p + 24, 16, r.sgid.begin());
-  r.dlid = load_be16(p + 40);
-  r.slid = load_be16(p + 42);
-  std::uint32_t fl = load_be32(p + 44);
-  r.raw_traffic = (fl >> 31) != 0;
-  r.flow_label = (fl >> 8) & 0xfffff;
-  r.hop_limit = static_cast<std::uint8_t>(fl);
-  r.tclass = p[48];
-  r.reversible = (p[49] & 0x80) != 0;
-  r.numb_path = p[49] & 0x7f;
-  r.pkey = load_be16(p + 50);
-  std::uint16_t qs = load_be16(p + 52);
-  r.qos_class = qs >> 4;
-  r.sl = qs & 0xf;
-  r.mtu_selector = p[54] >> 6;
-  r.mtu = p[54] & 0x3f;
-  r.rate_selector = p[55] >> 6;
-  r.rate = p[55] & 0x3f;
-  r.packet_life_time_selector = p[56] >> 6;
-  r.packet_life_time = p[56] & 0x3f;
-  r.preference = p[57];
-  return r;
-}
-
-std::array<std::uint8_t, path_record_size> encode_path(const path_record& r) noexcept {
-  std::array<std::uint8_t, path_record_size> raw{};
-  auto* p = raw.data();
-  store_be64(p, r.service_id);
-  std::copy(r.dgid.begin(), r.dgid.end(), p + 8);
-  std::copy(r.sgid.begin(), r.sgid.end(), p + 24);
-  store_be16(p + 40, r.dlid);
-  store_be16(p + 42, r.slid);
-  store_be32(p + 44, (r.raw_traffic ? 1u << 31 : 0u) | (r.flow_label & 0xfffff) << 8 | r.hop_limit);
-  p[48] = r.tclass;
-  p[49] = static_cast<std::uint8_t>((r.reversible ? 0x80 : 0) | (r.numb_path & 0x7f));
-  store_be16(p + 50, r.pkey);
-  store_be16(p + 52, static_cast<std::uint16_t>((r.qos_class & 0xfff) << 4 | (r.sl & 0xf)));
-  p[54] = static_cast<std::uint8_t>((r.mtu_selector & 3) << 6 | (r.mtu & 0x3f));
-  p[55] = static_cast<std::uint8_t>((r.rate_selector & 3) << 6 | (r.rate & 0x3f));
-  p[56] = static_cast<std::uint8_t>((r.packet_life_time_selector & 3) << 6 | (r.packet_life_time & 0x3f));
-  p[57] = r.preference;
-  return raw;
 }
 
 endpoint endpoint::address(std::span<const std::uint8_t> addr, std::uint32_t flags) {

@@ -115,7 +115,7 @@ std::vector<port_info> list_ports() {
   return out;
 }
 
-path_answer query_path(const port_info& port, const acm::path_record& want, std::chrono::milliseconds timeout,
+path_answer query_path(const port_info& port, const path_record& want, std::chrono::milliseconds timeout,
                        int retries) {
   path_answer ans;
   if (port.sm_lid == 0) {
@@ -135,8 +135,8 @@ path_answer query_path(const port_info& port, const acm::path_record& want, std:
   mad->mad_hdr.method = method_get;
   mad->mad_hdr.tid = htobe64(tid);
   mad->mad_hdr.attr_id = htobe16(attr_path_record);
-  mad->attr_offset = htobe16(acm::path_record_size / 8);
-  acm::path_record req;
+  mad->attr_offset = htobe16(path_record_size / 8);
+  path_record req;
   std::uint64_t mask = 0;
   if (!zero_gid(want.dgid)) {
     req.dgid = want.dgid;
@@ -153,7 +153,7 @@ path_answer query_path(const port_info& port, const acm::path_record& want, std:
     mask |= comp_slid;
   }
   mad->comp_mask = htobe64(mask);
-  auto raw = acm::encode_path(req);
+  auto raw = encode_path(req);
   std::memcpy(mad->data, raw.data(), raw.size());
   umad_set_addr(buf.data(), static_cast<int>(port.sm_lid), 1, static_cast<int>(port.sm_sl), UMAD_QKEY);
 
@@ -195,39 +195,8 @@ path_answer query_path(const port_info& port, const acm::path_record& want, std:
                               code < std::size(reasons) ? reasons[code] : std::string_view("unknown"));
       return ans;
     }
-    ans.record = acm::decode_path(std::span<const std::uint8_t, acm::path_record_size>(resp->data, acm::path_record_size));
+    ans.record = decode_path(std::span<const std::uint8_t, path_record_size>(resp->data, path_record_size));
     return ans;
-  }
-}
-
-unsigned mtu_bytes(unsigned mtu_enum) noexcept {
-  return mtu_enum >= 1 && mtu_enum <= 5 ? 128u << mtu_enum : 0;
-}
-
-double rate_gbps(unsigned r) noexcept {
-  switch (r) {
-    case 2: return 2.5;
-    case 3: return 10;
-    case 4: return 30;
-    case 5: return 5;
-    case 6: return 20;
-    case 7: return 40;
-    case 8: return 60;
-    case 9: return 80;
-    case 10: return 120;
-    case 11: return 14;
-    case 12: return 56;
-    case 13: return 112;
-    case 14: return 168;
-    case 15: return 25;
-    case 16: return 100;
-    case 17: return 200;
-    case 18: return 300;
-    case 19: return 28;
-    case 20: return 50;
-    case 21: return 400;
-    case 22: return 600;
-    default: return 0;
   }
 }
 

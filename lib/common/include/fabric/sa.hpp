@@ -2,7 +2,7 @@
 /// InfiniBand management through libibumad: the local ports as umad sees
 /// them, and PathRecord queries straight to the Subnet Administrator.
 
-#include "fabric/acm_codec.hpp"
+#include "fabric/path_record.hpp"
 
 #include <array>
 #include <chrono>
@@ -43,7 +43,7 @@ std::vector<port_info> list_ports();
 struct path_answer {
   bool answered = false;        ///< a response MAD came back
   std::uint16_t mad_status = 0; ///< its status field (0: success)
-  std::optional<acm::path_record> record;
+  std::optional<path_record> record;
   std::string error;            ///< why there is no record
 };
 
@@ -51,13 +51,7 @@ struct path_answer {
 /// `want.dgid` (or from `want.slid` to `want.dlid` when the GIDs are
 /// zero) with SubnAdmGet(PathRecord). Never throws for fabric outcomes;
 /// bounded by `timeout` (with `retries` resends).
-path_answer query_path(const port_info& port, const acm::path_record& want, std::chrono::milliseconds timeout,
+path_answer query_path(const port_info& port, const path_record& want, std::chrono::milliseconds timeout,
                        int retries = 1);
-
-/// The IB MTU enum in bytes (1 -> 256 ... 5 -> 4096); 0 when unknown.
-unsigned mtu_bytes(unsigned mtu_enum) noexcept;
-
-/// The IB rate enum in Gb/s as ibacm's min_rate counts it (2 -> 2.5 ...); 0 when unknown.
-double rate_gbps(unsigned rate_enum) noexcept;
 
 }  // namespace fabric::sa
