@@ -68,7 +68,7 @@ check "server json shape" json_check "$(bg_out srv)" \
 
 # --json=lines: connected events as they happen, a result event per
 # connection, the document last; against rdma-core's server too.
-pair "json lines" 0 0 "$ORIG/udaddy -b $ADDR" "$BIN/udaddy -s $ADDR -c 2 --json=lines $T"
+pair "json lines" 0 0 "$ORIG/udaddy -b $ADDR -c 2" "$BIN/udaddy -s $ADDR -c 2 --json=lines $T"
 check "lines: events then the document" json_lines_check "$WORK/client.out" \
   '([l["event"] for l in lines[:-1]].count("connected") == 2 and [l["event"] for l in lines[:-1]].count("result") == 2
     and all(l["role"] == "client" for l in lines) and d["ok"] and d["summary"]["received"] == 20)'
