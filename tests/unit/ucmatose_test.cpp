@@ -248,18 +248,18 @@ TEST(ucmatose_options, buffers_beyond_the_limit_are_a_usage_error) {
 }
 
 TEST(ucmatose_options, tos_is_read_as_rdma_core_reads_it) {
-  EXPECT_EQ(ucmatose::read_tos("32").value, 32);
-  EXPECT_TRUE(ucmatose::read_tos("32").warning.empty());
-  EXPECT_EQ(ucmatose::read_tos("0x20").value, 32);  // strtoul, base 0
-  EXPECT_EQ(ucmatose::read_tos("255").value, 255);
-  auto tcp = ucmatose::read_tos("tcp");
+  EXPECT_EQ(fabric::cli::read_tos("32").value, 32);
+  EXPECT_TRUE(fabric::cli::read_tos("32").warning.empty());
+  EXPECT_EQ(fabric::cli::read_tos("0x20").value, 32);  // strtoul, base 0
+  EXPECT_EQ(fabric::cli::read_tos("255").value, 255);
+  auto tcp = fabric::cli::read_tos("tcp");
   EXPECT_EQ(tcp.value, 0);
   EXPECT_NE(tcp.warning.find("not a number"), std::string::npos) << tcp.warning;
-  auto partly = ucmatose::read_tos("32abc");
+  auto partly = fabric::cli::read_tos("32abc");
   EXPECT_EQ(partly.value, 32);
   EXPECT_FALSE(partly.warning.empty());
-  EXPECT_THROW(ucmatose::read_tos("256"), fabric::error);
-  EXPECT_THROW(ucmatose::read_tos("-1"), fabric::error);
+  EXPECT_THROW(fabric::cli::read_tos("256"), fabric::error);
+  EXPECT_THROW(fabric::cli::read_tos("-1"), fabric::error);
 }
 
 TEST(ucmatose_options, validate_reads_tos_with_a_warning_and_decides_timing) {

@@ -112,9 +112,12 @@ TEST(udaddy_options, json_options_are_typed_and_in_force) {
 }
 
 TEST(udaddy_options, bad_words_are_usage_errors_before_the_run) {
-  for (auto args : std::vector<std::vector<std::string>>{{"-f", "mac"}, {"-P", "tcp"}, {"-p", "0x106"}, {"-t", "256"}, {"-t", "tcp"}})
+  for (auto args : std::vector<std::vector<std::string>>{{"-f", "mac"}, {"-P", "tcp"}, {"-p", "0x106"}, {"-t", "256"}, {"-t", "-1"}})
     EXPECT_THROW(validate(parse(args)), fabric::error) << args[0] << " " << args[1];
   EXPECT_NO_THROW(validate(parse({"-t", "0x20", "-f", "ip"})));
+  // rdma-core reads a word as type of service 0; so do we, with a warning.
+  EXPECT_NO_THROW(validate(parse({"-t", "tcp"})));
+  EXPECT_EQ(options_json(parse({"-t", "tcp"}))["tos"], 0);
 }
 
 TEST(udaddy_report, json_has_options_counts_and_results) {

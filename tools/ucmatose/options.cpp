@@ -44,30 +44,11 @@ void add_options(CLI::App& app, options& opt) {
   app.add_flag("--stats", opt.stats, "Print step timings, connection rate and message counts");
 }
 
-tos_reading read_tos(std::string_view text) {
-  std::string s(text);
-  auto first = std::find_if_not(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
-  if (first != s.end() && *first == '-')
-    fabric::cli::usage_error(fmt::format("-t {}: the type of service is 0-255", text));
-  errno = 0;
-  char* end = nullptr;
-  unsigned long v = std::strtoul(s.c_str(), &end, 0);
-  if (errno == ERANGE || v > 255) fabric::cli::usage_error(fmt::format("-t {}: the type of service is 0-255", text));
-  tos_reading r;
-  r.value = static_cast<std::uint8_t>(v);
-  if (end == s.c_str())
-    r.warning = fmt::format("-t '{}' is not a number: type of service 0, as rdma-core's ucmatose reads it", text);
-  else if (*end != '\0')
-    r.warning = fmt::format("-t '{}' is not all a number: type of service {}, as rdma-core's ucmatose reads it", text,
-                            v);
-  return r;
-}
-
 void validate(options& opt) {
   opt.warnings.clear();
   opt.tos.reset();
   if (opt.tos_arg) {
-    auto t = read_tos(*opt.tos_arg);
+    auto t = fabric::cli::read_tos(*opt.tos_arg);
     opt.tos = t.value;
     if (!t.warning.empty()) opt.warnings.push_back(std::move(t.warning));
   }

@@ -55,15 +55,6 @@ void add_options(CLI::App& app, options& opt);
 /// throws a usage error.
 void validate(options& opt);
 
-/// -t read as rdma-core's ucmatose reads it (strtoul, any base): a value,
-/// and a warning when the text was not all one number (a non-number is 0).
-/// Throws a usage error for a number beyond 0-255.
-struct tos_reading {
-  std::uint8_t value = 0;
-  std::string warning;                 ///< empty when the text was a number
-};
-tos_reading read_tos(std::string_view text);
-
 /// The options object of the JSON document.
 nlohmann::json options_json(const options& o);
 

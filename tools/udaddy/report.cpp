@@ -54,13 +54,17 @@ void validate(const options& o) {
     fabric::cli::usage_error(o.port_space.empty()
                                  ? fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", o.port_space_number)
                                  : fmt::format("-P {}: unknown port space (udp, ipoib)", o.port_space));
-  if (!o.tos.empty() && !fabric::parse_number(o.tos, 0xff))
-    fabric::cli::usage_error(fmt::format("-t {}: type of service must be 0-255", o.tos));
+  if (!o.tos.empty()) (void)fabric::cli::read_tos(o.tos);
 }
 
 nlohmann::json options_json(const options& o) {
   auto ps = fabric::parse_port_space(o.port_space, o.port_space_number);
-  auto tos = o.tos.empty() ? std::nullopt : fabric::parse_number(o.tos, 0xff);
+  std::optional<int> tos;
+  try {
+    if (!o.tos.empty()) tos = fabric::cli::read_tos(o.tos).value;
+  } catch (const fabric::error&) {
+    // Not a type of service: the usage error says so.
+  }
   return {{"server", text_or_null(o.server)},
           {"bind", text_or_null(o.bind)},
           {"connections", o.connections},

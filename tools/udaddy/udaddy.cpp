@@ -60,7 +60,11 @@ private:
   void describe() {
     format_ = parse_format(opt_.format).value();
     ps_ = fabric::parse_port_space(opt_.port_space, opt_.port_space_number).value();
-    if (!opt_.tos.empty()) tos_ = static_cast<std::uint8_t>(fabric::parse_number(opt_.tos, 0xff).value());
+    if (!opt_.tos.empty()) {
+      auto tos = fabric::cli::read_tos(opt_.tos);
+      tos_ = tos.value;
+      if (!tos.warning.empty()) con_.warning(tos.warning);
+    }
     rep_.role = client() ? "client" : "server";
     con_.set_role(rep_.role);
   }

@@ -22,7 +22,7 @@ struct options {
   int connections = 1;             // -c
   int count = 10;                  // -C
   int size = 100;                  // -S
-  std::string tos;                 // -t, strtoul base 0 like the original
+  std::string tos;                 // -t, read as the original reads it (read_tos)
   std::string port_space_number;   // -p, a number (0x111 udp, 0x2 ipoib)
   std::string port_space;          // -P udp|ipoib
   std::string format = "name";     // -f name|ip|ipv6|gid

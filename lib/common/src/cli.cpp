@@ -7,6 +7,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
 #include <iostream>
 #include <string>
 #include <system_error>
@@ -34,6 +39,25 @@ CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view
 }
 
 void usage_error(const std::string& message) { throw error(exit_code::usage, message); }
+
+tos_reading read_tos(std::string_view text) {
+  std::string s(text);
+  auto first = std::find_if_not(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
+  if (first != s.end() && *first == '-')
+    usage_error(fmt::format("-t {}: the type of service is 0-255", text));
+  errno = 0;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(s.c_str(), &end, 0);
+  if (errno == ERANGE || v > 255) usage_error(fmt::format("-t {}: the type of service is 0-255", text));
+  tos_reading r;
+  r.value = static_cast<std::uint8_t>(v);
+  if (end == s.c_str())
+    r.warning = fmt::format("-t '{}' is not a number: type of service 0, as rdma-core reads it", text);
+  else if (*end != '\0')
+    r.warning = fmt::format("-t '{}' is not all a number: type of service {}, as rdma-core reads it", text,
+                            v);
+  return r;
+}
 
 nlohmann::json make_document(std::string_view tool, const verdict& v) {
   char host[256] = {};

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <string_view>
 
@@ -31,6 +32,15 @@ CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view
 
 /// A usage error: the exit code is usage, the message says what is wrong.
 [[noreturn]] void usage_error(const std::string& message);
+
+/// -t read as rdma-core's tools read it (strtoul, any base): a value, and
+/// a warning when the text was not all one number (a non-number is 0).
+/// Throws a usage error for a negative number or one beyond 0-255.
+struct tos_reading {
+  std::uint8_t value = 0;
+  std::string warning;  ///< empty when the text was a number
+};
+tos_reading read_tos(std::string_view text);
 
 /// What a tool gives the skeleton.
 struct tool {
