@@ -1,18 +1,17 @@
 #include "ib_acme.hpp"
 
 #include "fabric/error.hpp"
+#include "fabric/files.hpp"
 
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <memory>
-#include <random>
 
 namespace ib_acme {
 
@@ -313,77 +312,12 @@ std::vector<local_port> list_local_ports() {
   return ports;
 }
 
-namespace {
-
-struct dir_fd {
-  int fd = -1;
-  ~dir_fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-[[noreturn]] void file_error(int err, const std::string& what) {
-  // A -D that names no usable directory is bad input; the rest (no
-  // permission, read-only, full) is the system's answer.
-  auto code = err == ENOENT || err == ENOTDIR ? fabric::exit_code::usage : fabric::exit_code::system;
-  throw fabric::error(code, fmt::format("{}: {}", what, std::strerror(err)));
-}
-
-}  // namespace
-
 std::string write_config(const std::string& dir, const std::string& name, const std::string& text) {
-  std::string full = !name.empty() && name.front() == '/' ? name : dir + "/" + name;
-  auto slash = full.find_last_of('/');
-  std::string parent = slash == 0 ? "/" : full.substr(0, slash);
-  std::string base = full.substr(slash + 1);
-  if (base.empty() || base == "." || base == "..") file_error(EISDIR, fmt::format("write {}", full));
-
-  if (name.empty() || name.front() != '/') {
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) file_error(errno, fmt::format("create directory {}", dir));
-  }
-  dir_fd d{::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (d.fd < 0) file_error(errno, fmt::format("open directory {}", parent));
-
-  struct stat st {};
-  if (::fstatat(d.fd, base.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-    throw fabric::error(fabric::exit_code::system,
-                        fmt::format("write {}: refusing to replace a {}", full, S_ISLNK(st.st_mode) ? "symbolic link" : "non-regular file"));
-
-  std::random_device rd;
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 16 && fd < 0; ++attempt) {
-    tmp = fmt::format(".{}.{:08x}", base, rd());
-    fd = ::openat(d.fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd < 0 && errno != EEXIST) file_error(errno, fmt::format("create {}/{}", parent, tmp));
-  }
-  if (fd < 0) file_error(EEXIST, fmt::format("create a temporary file in {}", parent));
-
-  auto fail = [&](int err, const std::string& what) {
-    ::close(fd);
-    ::unlinkat(d.fd, tmp.c_str(), 0);
-    file_error(err, what);
-  };
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(errno, fmt::format("write {}/{}", parent, tmp));
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) fail(errno, fmt::format("sync {}/{}", parent, tmp));
-  if (::close(fd) != 0) {
-    fd = -1;
-    int err = errno;
-    ::unlinkat(d.fd, tmp.c_str(), 0);
-    file_error(err, fmt::format("close {}/{}", parent, tmp));
-  }
-  if (::renameat(d.fd, tmp.c_str(), d.fd, base.c_str()) != 0) {
-    int err = errno;
-    ::unlinkat(d.fd, tmp.c_str(), 0);
-    file_error(err, fmt::format("rename to {}", full));
-  }
-  ::fsync(d.fd);
+  bool in_dir = name.empty() || name.front() != '/';
+  std::string full = in_dir ? dir + "/" + name : name;
+  if (in_dir && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    throw fabric::error(fabric::exit_code::usage, fmt::format("create directory {}: {}", dir, std::strerror(errno)));
+  fabric::write_file_atomically(full, text);
   return full;
 }
 
