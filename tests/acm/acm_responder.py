@@ -35,7 +35,11 @@ applies to path requests.
 then close), oversize (a length beyond the protocol's), version, opcode,
 tid, short (a body that is not whole entries), nopath (success without a
 path record), silent (never answers), close (closes without answering),
-trailing (a good reply followed by junk).
+trailing (a good reply followed by junk), drip (a good reply one byte
+every 50 ms), backlog (never accepts; its listen backlog kept full, so a
+unix-socket connect finds no room), bytes (endpoint replies whose provider
+name and addresses carry bytes that are not UTF-8 and terminal escapes),
+counters (PERF replies with 10 counters, three past the known seven).
 """
 
 import argparse
@@ -48,6 +52,7 @@ import signal
 import socket
 import struct
 import sys
+import time
 
 HDR = struct.Struct("=BBB3sHQ")       # host order: RESOLVE
 HDR_BE = struct.Struct(">BBB3sH") # PERF/EP: length big-endian; tid kept raw
@@ -291,6 +296,8 @@ class Service:
             if ep is None:
                 return HDR_BE.pack(version, op | ACK, ST_ESRCADDR, bytes([data[0], index, 0]), 16) + tid_raw
             counters = ep.counters
+        if self.args.misbehave == "counters":
+            counters = list(counters) + [1007, 1008, 1009]
         payload = b"".join(struct.pack(">Q", c) for c in counters)
         return HDR_BE.pack(version, op | ACK, ST_OK, bytes([len(counters), index, 0]), 16 + len(payload)) + tid_raw + payload
 
@@ -300,9 +307,12 @@ class Service:
         ep = get_ep(data[0] - 1, data[1])
         if ep is None:
             return HDR_BE.pack(version, op | ACK, ST_EINVAL, bytes([data[0], 0, 0]), 16) + tid_raw
-        body = struct.pack(">QBB2xHH64s", DEV_GUID, ep.port, PORT_CNT, ep.pkey, len(ep.addrs),
-                           b"ibacmp".ljust(64, b"\0"))
-        body += b"".join(a.encode().ljust(64, b"\0") for a in ep.addrs)
+        prov, addrs = b"ibacmp", [a.encode() for a in ep.addrs]
+        if self.args.misbehave == "bytes":
+            prov = b"ib\xffacmp\x1b]0;owned\x07"
+            addrs = [b"\xfe\xfehost\x1b[2J"] + addrs[1:]
+        body = struct.pack(">QBB2xHH64s", DEV_GUID, ep.port, PORT_CNT, ep.pkey, len(addrs), prov.ljust(64, b"\0"))
+        body += b"".join(a.ljust(64, b"\0") for a in addrs)
         return HDR_BE.pack(version, op | ACK, ST_OK, bytes([data[0], 0, 0]), 16 + len(body)) + tid_raw + body
 
     # -- framing ------------------------------------------------------------
@@ -374,8 +384,22 @@ def serve(args):
         if args.port_file:
             with open(args.port_file, "w") as f:
                 f.write("%d\n" % t.getsockname()[1])
+    fillers = []
     for l in listeners:
         l.setblocking(False)
+        if args.misbehave == "backlog":
+            # Never accept, and take every place in the backlog ourselves.
+            l.listen(0)
+            while l.family == socket.AF_UNIX:
+                f = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                f.setblocking(False)
+                try:
+                    f.connect(args.unix)
+                except BlockingIOError:
+                    f.close()
+                    break
+                fillers.append(f)
+            continue
         sel.register(l, selectors.EVENT_READ, "listen")
     if args.ready:
         with open(args.ready, "w") as f:
@@ -383,6 +407,9 @@ def serve(args):
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     bufs = {}
     while True:
+        if not sel.get_map():
+            time.sleep(3600)
+            continue
         for key, _ in sel.select():
             s = key.fileobj
             if key.data == "listen":
@@ -424,6 +451,14 @@ def serve(args):
                     drop = True
                     break
                 reply, close_after = svc.misbehave(reply)
+                if mode == "drip":
+                    for i in range(len(reply)):
+                        try:
+                            s.sendall(reply[i:i + 1])
+                        except OSError:
+                            break
+                        time.sleep(0.05)
+                    continue
                 s.sendall(reply)
                 if close_after:
                     drop = True
@@ -444,7 +479,7 @@ def main():
     ap.add_argument("--port-file", help="write the TCP port here, as ibacm does")
     ap.add_argument("--paths", help="JSON file of path records per destination")
     ap.add_argument("--misbehave", choices=["truncated", "oversize", "version", "opcode", "tid", "short", "nopath",
-                                            "silent", "close", "trailing"])
+                                            "silent", "close", "trailing", "drip", "backlog", "bytes", "counters"])
     ap.add_argument("--ready", help="file to create once listening")
     args = ap.parse_args()
     if not args.unix and args.tcp is None:

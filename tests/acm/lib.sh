@@ -16,11 +16,14 @@ pass() { echo "PASS: $*"; _passed=$((_passed + 1)); }
 fail() { echo "FAIL: $*"; _failed=$((_failed + 1)); }
 
 # responder NAME ARGS...: starts the stand-in on $WORK/NAME.sock (plus ARGS)
-# and waits until it listens; its pid goes into RESPONDER_PID.
+# and waits until it listens; its pid goes into RESPONDER_PID. With
+# RESPONDER_AS=UID it runs as that user (the test must be root).
 responder() {
   local name=$1; shift
   rm -f "$WORK/$name.ready"
-  timeout -k 2 300 "$PY" "$RESPONDER" --unix "$WORK/$name.sock" --ready "$WORK/$name.ready" "$@" \
+  local as=()
+  [ -n "${RESPONDER_AS:-}" ] && as=(setpriv --reuid="$RESPONDER_AS" --regid="$RESPONDER_AS" --clear-groups)
+  timeout -k 2 300 "${as[@]}" "$PY" "$RESPONDER" --unix "$WORK/$name.sock" --ready "$WORK/$name.ready" "$@" \
     >"$WORK/$name.log" 2>&1 &
   RESPONDER_PID=$!
   _pids+=("$RESPONDER_PID")

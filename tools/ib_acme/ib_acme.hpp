@@ -40,6 +40,7 @@ struct options {
   bool probe = false;                 ///< --probe
   std::string provider_path = "/usr/lib/x86_64-linux-gnu/ibacm";  ///< --provider-path
   std::string port_file = std::string(fabric::acm::default_port_file);  ///< --port-file
+  std::string service_user;           ///< --service-user: one more user trusted to run the service
   int timeout_ms = 5000;              ///< --timeout
   fabric::cli::output_options out;
 };
@@ -50,6 +51,10 @@ void add_options(CLI::App& app, options& opt);
 /// Checks the combination of options as the original does; throws
 /// fabric::error(usage).
 void validate(const options& opt);
+
+/// The uid --service-user names (a user name or a number); empty when not
+/// given. Throws a usage error for an unknown user.
+std::optional<uid_t> service_user_uid(const options& opt);
 
 /// The direct SA check of one path (-v with an InfiniBand port).
 struct sa_check {
@@ -168,9 +173,9 @@ std::string addr_file_text(const std::string& host_name, const std::vector<local
 /// The local verbs ports (device order as ibv_get_device_list).
 std::vector<local_port> list_local_ports();
 
-/// Writes `text` to dir/name atomically: a temporary file in dir, fsync,
-/// rename. Creates dir (mode 0755) if absent; refuses to replace a symlink
-/// or anything but a regular file. Throws fabric::error.
+/// Writes `text` to dir/name (or to name when it is absolute) with
+/// fabric::write_file_atomically; creates dir (mode 0755) if absent.
+/// Returns the path written. Throws fabric::error.
 std::string write_config(const std::string& dir, const std::string& name, const std::string& text);
 
 // ---- probe (probe.cpp) --------------------------------------------------

@@ -3,12 +3,15 @@
 #include "ib_acme.hpp"
 
 #include "fabric/completion.hpp"
+#include "fabric/console.hpp"
 #include "fabric/range.hpp"
 
 #include <fmt/format.h>
 
+#include <pwd.h>
 #include <strings.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace ib_acme {
@@ -108,6 +111,9 @@ void add_options(CLI::App& app, options& opt) {
   app.add_option("--port-file", opt.port_file, "File holding the ACM service's TCP port (6125 when absent)")
       ->type_name(std::string(fabric::completion::file_type))
       ->capture_default_str();
+  app.add_option("--service-user", opt.service_user,
+                 "Also trust an ACM service run by this user (root and you are always trusted)")
+      ->type_name("USER");
   fabric::cli::add_timeout_option(app, opt.timeout_ms, "Milliseconds to wait for the service, each reply and the SA");
   // getopt lets a later option override an earlier one; scripts rely on it.
   for (auto* o : app.get_options())
@@ -124,6 +130,16 @@ void validate(const options& opt) {
   // Bad ranges are bad input, found before any service is asked.
   for (const auto* r : {&opt.dest, &opt.source, &opt.service})
     if (!r->empty()) fabric::expand_range(*r);
+  (void)service_user_uid(opt);
+}
+
+std::optional<uid_t> service_user_uid(const options& opt) {
+  if (opt.service_user.empty()) return std::nullopt;
+  if (const passwd* pw = ::getpwnam(opt.service_user.c_str())) return pw->pw_uid;
+  const auto& u = opt.service_user;
+  if (u.size() <= 9 && std::all_of(u.begin(), u.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return static_cast<uid_t>(std::stoul(u));
+  throw error(exit_code::usage, fmt::format("--service-user {}: no such user", fabric::printable(opt.service_user)));
 }
 
 
@@ -165,6 +181,7 @@ nlohmann::json options_json(const options& o) {
           {"probe", o.probe},
           {"provider_path", o.provider_path},
           {"port_file", o.port_file},
+          {"service_user", text_or_null(o.service_user)},
           {"timeout", o.timeout_ms}};
 }
 

@@ -80,7 +80,7 @@ public:
       service_result sr{svc, false, {}};
       std::optional<acm::client> c;
       try {
-        c.emplace(acm::client::connect(svc, acm::service_port(opt_.port_file), until()));
+        c.emplace(acm::client::connect(svc, acm::service_port(opt_.port_file), until(), service_user_uid(opt_)));
         sr.connected = true;
         rep_.return_status = 0;
       } catch (const acm::connect_error& e) {

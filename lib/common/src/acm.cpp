@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -30,7 +31,22 @@ std::uint16_t service_port(const std::string& port_file) {
   return default_tcp_port;
 }
 
-client client::connect(const std::string& service, std::uint16_t port, const deadline& until) {
+namespace {
+
+/// Refuses a service run by someone not trusted to answer for it.
+void check_service_user(int fd, const std::string& service, std::optional<uid_t> also_trusted) {
+  auto uid = socket_peer_uid(fd);
+  if (!uid || *uid == 0 || *uid == ::geteuid() || (also_trusted && *uid == *also_trusted)) return;
+  std::string name;
+  if (const passwd* pw = ::getpwuid(*uid)) name = fmt::format(" ({})", pw->pw_name);
+  throw connect_error(EACCES, fmt::format("{}: the service runs as uid {}{}, not root or this user: not trusted "
+                                          "(--service-user trusts a user)", service, *uid, name));
+}
+
+}  // namespace
+
+client client::connect(const std::string& service, std::uint16_t port, const deadline& until,
+                       std::optional<uid_t> also_trusted) {
   if (!service.empty() && service.front() == '/') {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -40,7 +56,12 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
     unique_fd s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
     if (s.get() < 0) throw_errno(errno, "socket");
     int err = connect_bounded(s.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr, until);
+    if (err == EAGAIN)
+      throw connect_error(exit_code::timeout, EAGAIN,
+                          fmt::format("connect to {}: the service took no new connection in time "
+                                      "(its listen backlog is full)", service));
     if (err != 0) throw connect_error(err, fmt::format("connect to {}: {}", service, std::strerror(err)));
+    check_service_user(s.get(), service, also_trusted);
     return client(make_blocking(s.release()));
   }
 
@@ -65,6 +86,7 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
     }
     last = connect_bounded(s.get(), ai->ai_addr, ai->ai_addrlen, until);
     if (last == 0) {
+      check_service_user(s.get(), service, also_trusted);
       int one = 1;
       ::setsockopt(s.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       return client(make_blocking(s.release()));
@@ -125,6 +147,8 @@ std::vector<std::uint8_t> client::exchange(const std::vector<std::uint8_t>& requ
   std::size_t got = 0;
   std::size_t want = header_size;
   while (got < want) {
+    // A reply that drips in byte by byte is bounded as a silent one is.
+    if (until.expired()) throw error(exit_code::timeout, "no whole reply from the ACM service in time");
     // A blocking recv bounded by SO_RCVTIMEO: one call per reply, as the
     // original makes, where a poll first would double the calls.
     set_receive_timeout(until);

@@ -6,7 +6,10 @@
 #include "fabric/error.hpp"
 #include "fabric/wait.hpp"
 
+#include <sys/types.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +31,7 @@ std::uint16_t service_port(const std::string& port_file = std::string(default_po
 class connect_error : public error {
 public:
   connect_error(int err, const std::string& what) : error(classify_errno(err) == exit_code::timeout ? exit_code::timeout : exit_code::connect_failed, what), err_(err) {}
+  connect_error(exit_code code, int err, const std::string& what) : error(code, what), err_(err) {}
   [[nodiscard]] int err() const noexcept { return err_; }
 
 private:
@@ -40,8 +44,13 @@ class client {
 public:
   /// Connects to `service`: a unix socket path when it starts with '/',
   /// otherwise a host name or address reached over TCP on `port`. Throws
-  /// connect_error.
-  static client connect(const std::string& service, std::uint16_t port, const deadline& until);
+  /// connect_error. Any local user can bind the service's socket path or
+  /// port first, so the process answering, when this host can tell who it
+  /// is (a unix socket, or TCP within this host), must run as root, as the
+  /// user running this, or as `also_trusted`: anyone else is refused
+  /// (connect_error with EACCES).
+  static client connect(const std::string& service, std::uint16_t port, const deadline& until,
+                        std::optional<uid_t> also_trusted = std::nullopt);
 
   client(client&& o) noexcept;
   client& operator=(client&& o) noexcept;

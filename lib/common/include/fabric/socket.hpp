@@ -6,6 +6,9 @@
 #include "fabric/wait.hpp"
 
 #include <sys/socket.h>
+#include <sys/types.h>
+
+#include <optional>
 
 #include <utility>
 
@@ -19,7 +22,10 @@ public:
   unique_fd& operator=(const unique_fd&) = delete;
   ~unique_fd();
   [[nodiscard]] int get() const noexcept { return fd_; }
+  explicit operator bool() const noexcept { return fd_ >= 0; }
   int release() noexcept { return std::exchange(fd_, -1); }
+  /// Closes the descriptor held, if any, and holds `fd`.
+  void reset(int fd = -1) noexcept;
 
 private:
   int fd_;
@@ -29,8 +35,15 @@ private:
 /// Throws when interrupted.
 bool wait_writable(int fd, const deadline& until);
 
-/// Connects a non-blocking socket within the deadline; returns 0 or an errno.
+/// Connects a non-blocking socket within the deadline; returns 0 or an
+/// errno (EAGAIN: a unix listener's backlog stayed full until the deadline).
 int connect_bounded(int fd, const sockaddr* sa, socklen_t len, const deadline& until);
+
+/// The uid owning the other end of a connected stream socket, when this
+/// host holds that end: the peer's credentials on a unix socket, the
+/// owner of the matching TCP socket in /proc/net/tcp{,6} for a connection
+/// within this host. Empty for a peer elsewhere.
+std::optional<uid_t> socket_peer_uid(int fd);
 
 /// Clears O_NONBLOCK (receives are then bounded by SO_RCVTIMEO); returns fd.
 int make_blocking(int fd);
