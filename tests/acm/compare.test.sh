@@ -136,7 +136,7 @@ if [ "$rc" -eq 1 ] && json_check "$WORK/j" 'd["tool"]=="ib_acme" and d["exit_cod
     and kind("lookup")[0]["ok"] and kind("lookup")[0]["path"]["dlid"]==6 and kind("lookup")[0]["count"]==4
     and kind("lookup")[0]["latency"]["p99_us"]>0 and kind("lookup")[0]["lookups_per_second"]>0
     and kind("lookup")[2]["status"]=="ENODATA" and not kind("lookup")[2]["ok"] and kind("lookup")[2]["index"]==2
-    and kind("counters")[0]["counters"]["Resolve Count"]>=12 and len(kind("endpoint"))==3
+    and kind("counters")[0]["counters"]["resolve_count"]>=12 and len(kind("endpoint"))==3
     and d["summary"]["latency"]["count"]==12'; then
   pass "--json: results per destination, failures, latency, perf and endpoints"
 else fail "--json (exit $rc)"; head -c 1500 "$WORK/j"; cat "$WORK/j.err"; fi

@@ -220,3 +220,10 @@ TEST(Range, RejectsWhatIsNotARange) {
   EXPECT_THROW(fabric::expand_range("h[3-1]"), fabric::error);
   EXPECT_THROW(fabric::expand_range("h[0-99999999]"), fabric::error);
 }
+
+TEST(acm_codec, every_counter_has_its_own_json_key) {
+  EXPECT_EQ(fabric::acm::counter_key(0), "error_count");
+  EXPECT_EQ(fabric::acm::counter_key(6), "route_cache_count");
+  EXPECT_EQ(fabric::acm::counter_key(7), "counter_7");
+  EXPECT_NE(fabric::acm::counter_key(8), fabric::acm::counter_key(9));
+}

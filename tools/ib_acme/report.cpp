@@ -134,7 +134,7 @@ nlohmann::json result_json(const service_result& s, std::size_t index) {
 nlohmann::json result_json(const perf_result& p, std::size_t index) {
   auto j = item("counters", index, true, {});
   nlohmann::json counters = nlohmann::json::object();
-  for (std::size_t i = 0; i < p.counters.size(); ++i) counters[std::string(acm::counter_name(i))] = p.counters[i];
+  for (std::size_t i = 0; i < p.counters.size(); ++i) counters[acm::counter_key(i)] = p.counters[i];
   j["service"] = p.service;
   j["endpoint"] = p.endpoint;
   j["counters"] = std::move(counters);

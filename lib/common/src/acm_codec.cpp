@@ -123,6 +123,13 @@ std::string_view counter_name(std::size_t index) noexcept {
   return index < std::size(names) ? names[index] : "Unknown";
 }
 
+std::string counter_key(std::size_t index) {
+  static constexpr std::string_view keys[] = {"error_count",      "resolve_count",    "no_data",
+                                              "addr_query_count", "addr_cache_count", "route_query_count",
+                                              "route_cache_count"};
+  return index < std::size(keys) ? std::string(keys[index]) : fmt::format("counter_{}", index);
+}
+
 endpoint endpoint::address(std::span<const std::uint8_t> addr, std::uint32_t flags) {
   if (addr.size() != 4 && addr.size() != 16) throw std::invalid_argument("an IP address is 4 or 16 bytes");
   endpoint e;

@@ -54,8 +54,13 @@ std::string status_name(std::uint8_t s);
 /// messages, which print strerror of it).
 int status_errno(std::uint8_t s) noexcept;
 
-/// The counter names of a PERF_QUERY reply, in wire order; "Unknown" past them.
+/// The counter names of a PERF_QUERY reply, in wire order, as the
+/// original prints them; "Unknown" past them.
 std::string_view counter_name(std::size_t index) noexcept;
+
+/// The JSON key of a counter: "error_count", "resolve_count", ...; a
+/// counter past the known ones is "counter_<index>", so none collapse.
+std::string counter_key(std::size_t index);
 
 // The path record is the SA's, carried by ACM as is.
 using fabric::decode_path;
