@@ -3,6 +3,7 @@
 #include "fabric/wait.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <infiniband/umad.h>
 #include <infiniband/umad_sa.h>
 #include <infiniband/umad_types.h>
@@ -11,6 +12,7 @@
 
 #include <cstring>
 #include <random>
+#include <vector>
 
 namespace fabric::sa {
 
@@ -67,6 +69,27 @@ std::array<std::uint8_t, 16> port_info::gid() const {
     g[8 + i] = static_cast<std::uint8_t>(port_guid >> (56 - 8 * i));
   }
   return g;
+}
+
+std::string describe_mad_status(std::uint16_t status) {
+  if (status == 0) return "success";
+  // IBA 13.4.7: bit 0 busy, bit 1 redirect, bits 2-4 an invalid-field
+  // code; bits 8-14 the class's own code (IBA 15.2.5.1 for the SA).
+  static constexpr std::string_view invalid_field[] = {
+      "",  "bad base or class version", "method not supported", "method and attribute not supported",
+      "reserved invalid-field code 4", "reserved invalid-field code 5", "reserved invalid-field code 6",
+      "invalid attribute or modifier value"};
+  static constexpr std::string_view sa_codes[] = {"",           "no resources",          "invalid request",
+                                                  "no records", "too many records",      "invalid GID",
+                                                  "insufficient components", "request denied", "priority suggested"};
+  std::vector<std::string> parts;
+  if ((status & 0x0001) != 0) parts.emplace_back("busy");
+  if ((status & 0x0002) != 0) parts.emplace_back("redirect required");
+  if (unsigned f = (status >> 2) & 0x7; f != 0) parts.emplace_back(invalid_field[f]);
+  if (unsigned c = (status >> 8) & 0x7f; c != 0)
+    parts.push_back(c < std::size(sa_codes) ? std::string(sa_codes[c]) : fmt::format("SA code {}", c));
+  if (parts.empty()) parts.emplace_back("reserved status bits");
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string state_name(unsigned state) {
@@ -169,8 +192,10 @@ path_answer query_path(const port_info& port, const path_record& want, std::chro
       ans.error = "no answer from the SA in time";
       return ans;
     }
+    // The wait is ours, so that Ctrl-C ends it; umad_recv then only reads.
+    if (!wait_readable(agent.fd(), until)) continue;
     int len = static_cast<int>(rbuf.size() - umad_size());
-    int rc = umad_recv(agent.fd(), rbuf.data(), &len, std::max(1, until.poll_timeout()));
+    int rc = umad_recv(agent.fd(), rbuf.data(), &len, 0);
     if (rc < 0) {
       if (rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EINTR) continue;
       ans.error = fmt::format("receive from the SA: {}", std::strerror(-rc));
@@ -187,12 +212,7 @@ path_answer query_path(const port_info& port, const path_record& want, std::chro
     ans.answered = true;
     ans.mad_status = be16toh(resp->mad_hdr.status);
     if (ans.mad_status != 0) {
-      static constexpr std::string_view reasons[] = {"success", "no resources", "invalid request", "no records",
-                                                     "too many records", "invalid GID", "insufficient components",
-                                                     "request denied", "priority suggested"};
-      unsigned code = ans.mad_status >> 8;
-      ans.error = fmt::format("SA answered with status 0x{:04x} ({})", ans.mad_status,
-                              code < std::size(reasons) ? reasons[code] : std::string_view("unknown"));
+      ans.error = fmt::format("SA answered with status 0x{:04x} ({})", ans.mad_status, describe_mad_status(ans.mad_status));
       return ans;
     }
     ans.record = decode_path(std::span<const std::uint8_t, path_record_size>(resp->data, path_record_size));

@@ -36,6 +36,11 @@ struct port_info {
 /// "Down", "Init", "Armed", "Active", ...
 std::string state_name(unsigned state);
 
+/// A MAD status field in words: the common bits (busy, redirect, the
+/// invalid-field code) and the SA's own code (no records, ...); "success"
+/// only when the whole field is 0.
+std::string describe_mad_status(std::uint16_t status);
+
 /// Every port of every umad device; empty when there is none.
 std::vector<port_info> list_ports();
 
