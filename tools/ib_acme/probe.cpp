@@ -2,6 +2,8 @@
 
 #include "fabric/acm.hpp"
 #include "fabric/sa.hpp"
+#include "fabric/console.hpp"
+#include "fabric/wait.hpp"
 
 #include <fmt/format.h>
 #include <infiniband/acm_prov.h>
@@ -161,14 +163,14 @@ json probe_service(const options& opt) {
   std::string via;
   std::string error;
   try {
-    fabric::acm::client::connect(unix_path, 0, until);
+    fabric::acm::client::connect(unix_path, 0, until, service_user_uid(opt));
     via = "unix";
   } catch (const fabric::error& e) {
     error = e.what();
   }
   if (via.empty()) {
     try {
-      fabric::acm::client::connect("localhost", fabric::acm::service_port(opt.port_file), until);
+      fabric::acm::client::connect("localhost", fabric::acm::service_port(opt.port_file), until, service_user_uid(opt));
       via = "tcp";
     } catch (const fabric::error& e) {
       error += std::string("; ") + e.what();
@@ -182,26 +184,11 @@ json probe_service(const options& opt) {
   return s;
 }
 
-/// Loads one provider in a child process (a provider starts threads and
-/// may crash or hang), asks provider_query, and reports.
-json probe_provider(const std::string& path, int timeout_ms) {
-  json r{{"file", path}, {"loaded", false}};
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    r["error"] = fmt::format("pipe: {}", std::strerror(errno));
-    return r;
-  }
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    r["error"] = fmt::format("fork: {}", std::strerror(errno));
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return r;
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
+/// The child's half of probe_provider: loads the provider, writes what it
+/// found as JSON to `fd`, and always ends with _exit, whatever is thrown:
+/// the child must never run on into the parent's code.
+[[noreturn]] void provider_child(const std::string& path, int fd) noexcept {
+  try {
     json c;
     void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -223,26 +210,59 @@ json probe_provider(const std::string& path, int timeout_ms) {
         if (rc != 0 || !p) {
           c["error"] = fmt::format("provider_query failed ({})", rc);
         } else {
-          c["name"] = p->name ? p->name : "";
+          c["name"] = fabric::printable(p->name ? p->name : "");
           c["version"] = version;
           c["size"] = p->size;
           c["fits"] = version == ACM_PROV_VERSION && p->size == sizeof(acm_provider);
         }
       }
     }
-    auto text = c.dump();
-    [[maybe_unused]] auto n = ::write(fds[1], text.data(), text.size());
+    auto text = c.dump(-1, ' ', false, json::error_handler_t::replace);
+    [[maybe_unused]] auto n = ::write(fd, text.data(), text.size());
     ::_exit(0);
+  } catch (...) {
+    constexpr std::string_view text = R"({"loaded":true,"error":"the provider threw an exception"})";
+    [[maybe_unused]] auto n = ::write(fd, text.data(), text.size());
+    ::_exit(1);
   }
+}
+
+/// Loads one provider in a child process (a provider starts threads and
+/// may crash or hang), asks provider_query, and reports.
+json probe_provider(const std::string& path, int timeout_ms) {
+  json r{{"file", path}, {"loaded", false}};
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    r["error"] = fmt::format("pipe: {}", std::strerror(errno));
+    return r;
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    r["error"] = fmt::format("fork: {}", std::strerror(errno));
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return r;
+  }
+  if (pid == 0) provider_child(path, fds[1]);
   ::close(fds[1]);
   std::string text;
   auto until = fabric::deadline::after(std::chrono::milliseconds(timeout_ms));
   char buf[4096];
   for (;;) {
-    pollfd p{fds[0], POLLIN, 0};
-    int rc = ::poll(&p, 1, until.poll_timeout());
+    if (fabric::interrupted()) {
+      // Ctrl-C ends the probe: the child goes first, then the run.
+      ::kill(pid, SIGKILL);
+      ::close(fds[0]);
+      ::waitpid(pid, nullptr, 0);
+      fabric::throw_if_interrupted();
+    }
+    pollfd p[2] = {{fds[0], POLLIN, 0}, {fabric::interrupt_fd(), POLLIN, 0}};
+    int rc = ::poll(p, 2, until.poll_timeout());
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;  // the interrupt: seen above
     if (rc <= 0) {
-      if (rc < 0 && errno == EINTR) continue;
       r["error"] = "provider did not answer in time";
       ::kill(pid, SIGKILL);
       break;

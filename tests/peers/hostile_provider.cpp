@@ -1,0 +1,24 @@
+// An ibacm provider that misbehaves when ib_acme --probe loads it:
+// built twice, as one whose name is not UTF-8 and one whose
+// provider_query throws. The probe's child must report it or die alone,
+// never run on into the parent's code.
+#include <infiniband/acm_prov.h>
+
+#include <cstdint>
+#include <stdexcept>
+
+namespace {
+acm_provider provider{};
+}
+
+extern "C" int provider_query(acm_provider** p, std::uint32_t* version) {
+#ifdef HOSTILE_THROWS
+  throw std::runtime_error("a provider that throws");
+#endif
+  provider.size = sizeof provider;
+  provider.version = ACM_PROV_VERSION;
+  provider.name = "bad\xff\xfe\x1b[2Jname";
+  *p = &provider;
+  if (version) *version = ACM_PROV_VERSION;
+  return 0;
+}
