@@ -1,4 +1,5 @@
 #include "ib_acme.hpp"
+#include "parse_options.hpp"
 
 #include <gtest/gtest.h>
 
@@ -107,4 +108,22 @@ TEST(IbAcme, ProbeVerdictsAreCheckItems) {
   EXPECT_EQ(c["ok"], false);
   EXPECT_EQ(c["error"], "no SA answered");
   EXPECT_TRUE(c["suggested"].is_null());
+}
+
+TEST(IbAcme, NumbersThatWouldWrapAreUsageErrors) {
+  // -e 300 queried endpoint 44; -f l -d 65538 resolved LID 2.
+  for (auto args : std::vector<std::vector<std::string>>{
+           {"-e", "300"}, {"-e", "-1"}, {"-P", "256"}, {"-f", "l", "-d", "65538"}, {"-f", "l", "-d", "[65534-65536]"},
+           {"-f", "l", "-d", "5", "-s", "70000"}}) {
+    EXPECT_THROW(
+        {
+          auto o = parse_options<ib_acme::options>(args);
+          ib_acme::validate(o);
+        },
+        std::exception)
+        << args[0] << " " << args[1];
+  }
+  auto o = parse_options<ib_acme::options>({"-f", "l", "-d", "65535", "-e", "255"});
+  EXPECT_NO_THROW(ib_acme::validate(o));
+  EXPECT_EQ(o.ep_index, 255);
 }

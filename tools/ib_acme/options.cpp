@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 namespace ib_acme {
@@ -20,6 +21,18 @@ using fabric::error;
 using fabric::exit_code;
 
 namespace {
+
+/// A number as atoi reads it (a word reads as 0, as in the original), but
+/// one outside lo..hi is a usage error rather than a value that wraps.
+int atoi_in_range(const std::string& text, long lo, long hi, std::string_view what) {
+  errno = 0;
+  char* end = nullptr;
+  long v = std::strtol(text.c_str(), &end, 10);
+  if (end == text.c_str()) return 0;
+  if (errno == ERANGE || v < lo || v > hi)
+    throw CLI::ValidationError(std::string(what), fmt::format("{} is outside {}..{}", fabric::printable(text), lo, hi));
+  return static_cast<int>(v);
+}
 
 /// -P's argument, read as the original does.
 void parse_perf(const std::string& arg, options& opt) {
@@ -35,7 +48,7 @@ void parse_perf(const std::string& arg, options& opt) {
   } else if (arg == "s") {
     opt.perf = perf_mode::source;
   } else {
-    int n = std::atoi(arg.c_str());
+    int n = atoi_in_range(arg, 0, 255, "-P");
     opt.ep_index = n;
     opt.perf = n > 0 ? perf_mode::index : perf_mode::row;
   }
@@ -64,7 +77,7 @@ void add_options(CLI::App& app, options& opt) {
          "-e,--endpoints",
          [&opt](const std::string& v) {
            opt.endpoints = true;
-           if (!v.empty()) opt.ep_index = std::atoi(v.c_str());
+           if (!v.empty()) opt.ep_index = atoi_in_range(v, 0, 255, "-e");
          },
          "List the service's endpoints: all, or endpoint N (1, 2, ...)")
       ->expected(0, 1)
@@ -130,6 +143,17 @@ void validate(const options& opt) {
   // Bad ranges are bad input, found before any service is asked.
   for (const auto* r : {&opt.dest, &opt.source, &opt.service})
     if (!r->empty()) fabric::expand_range(*r);
+  // A LID is 16 bits: 65538 must not become LID 2.
+  if (opt.format == 'l')
+    for (const auto* r : {&opt.dest, &opt.source}) {
+      if (r->empty()) continue;
+      for (const auto& lid : fabric::expand_range(*r)) try {
+          (void)atoi_in_range(lid, 0, 0xffff, r == &opt.dest ? "-d" : "-s");
+        } catch (const CLI::ValidationError&) {
+          throw error(exit_code::usage,
+                      fmt::format("{} {}: a LID is 0..65535", r == &opt.dest ? "-d" : "-s", fabric::printable(lid)));
+        }
+    }
   (void)service_user_uid(opt);
 }
 
