@@ -95,6 +95,16 @@ run udaddy -jV
 check "udaddy -jV: a usage error as a valid document" valid_document
 check "udaddy -jV: exit 2, nothing else printed" test "$rc" -eq 2 -a ! -s "$WORK/err"
 
+# A usage error found after parsing prints no test lines first.
+run udaddy -s 10.0.0.1 -f mac
+check "udaddy -f mac: exit 2, nothing on stdout" test "$rc" -eq 2 -a ! -s "$WORK/out"
+# Buffers beyond the documented limit: a usage error, not a huge allocation.
+run udaddy -s 10.0.0.1 -c 65536 -S 1048576
+check "udaddy -c 65536 -S 1048576: a usage error naming the limit" \
+  test "$rc" -eq 2 -a ! -s "$WORK/out" -a -n "$(grep 'limit of 1024 MiB' "$WORK/err")"
+run mckey -m 239.1.1.1 -c 1024 -S 1048576 -j
+check "mckey -c 1024 -S 1048576 -j: a usage error document" doc 'd["exit_code"] == 2 and "limit" in d["error"]'
+
 # Bytes that are not UTF-8 in an argument that reaches the document.
 run rping -c -a $'\xff\xfe-host' -j --timeout 1000
 check "rping: a non-UTF-8 address still gives a valid document" valid_document

@@ -123,4 +123,23 @@ pair "-t tcp reads as 0, as rdma-core's" 0 0 "$ORIG/udaddy -b $ADDR" "$BIN/udadd
 check "-t tcp warns and reports tos 0" json_check "$WORK/client.out" 'd["ok"] and d["options"]["tos"] == 0'
 check "-t tcp warning" grep -q "is not a number: type of service 0" "$WORK/client.err"
 
+# Buffers past the documented limit once the device's queue depth is known:
+# 64 QPs x 2 x 16384 slots x 1040 bytes on rxe is over 1 GiB.
+expect_rc 2 "buffers above 1 GiB: a usage error" "$BIN/udaddy" -s "$ADDR" -c 64 -C 100000 -S 1000 $T
+check "buffers: the error names the limit" grep -q "limit of 1024 MiB" "$LAST_ERR"
+
+# A stranger on the wire, from another address of this host, sends to the
+# server's QP before its client does: the server takes neither the
+# stranger for its client nor the stranger's datagrams for messages; it
+# answers its client, and counts the stranger.
+DEV=$(ip -o -4 addr show | awk -v a="$ADDR" '$4 ~ "^"a"/" {print $2; exit}')
+ip addr add 10.254.254.1/32 dev "$DEV"
+sleep 1  # the GID table follows the address
+pair "a stranger speaks first" 0 0 "$BIN/udaddy -b $ADDR -C 10 -j $T" "$BIN/../tests/ud_stranger 10.254.254.1 $ADDR 10"
+check "the client got every reply" grep -q "^replies 10 of 10$" "$WORK/client.out"
+check "the server counts the stranger's datagrams apart" json_check "$WORK/srv.out" \
+  'd["ok"] and d["results"][0]["received"] == 10 and d["results"][0]["strangers"] == 5'
+check "the server names the strangers on stderr" grep -q "ignored 5 datagrams from other senders" "$WORK/srv.err"
+ip addr del 10.254.254.1/32 dev "$DEV"
+
 finish

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 using namespace fabric;
 
 namespace {
@@ -59,4 +61,72 @@ TEST(ud, depths_follow_the_count_within_device_limits) {
   EXPECT_EQ(b.send_depth, 1U);
   auto c = clamp_depths(cfg, 1'000'000, rxe_port());
   EXPECT_EQ(c.send_depth + c.recv_depth, 32766U);  // the shared CQ holds both
+}
+
+TEST(ud_buffers, a_run_above_the_buffer_limit_is_a_usage_error) {
+  fabric::ud_config cfg;
+  cfg.size = 1000;
+  cfg.send_depth = cfg.recv_depth = 16384;  // rxe's deepest queue
+  EXPECT_NO_THROW(fabric::check_buffer_budget(cfg, 4));
+  try {
+    fabric::check_buffer_budget(cfg, 64);  // 2 GiB
+    FAIL() << "64 QPs of 32768 slots of 1040 bytes passed";
+  } catch (const fabric::error& e) {
+    EXPECT_EQ(e.code(), fabric::exit_code::usage);
+    EXPECT_NE(std::string(e.what()).find("lower -c, -C or -S"), std::string::npos) << e.what();
+  }
+  // No overflow at the extremes of -c and -S.
+  cfg.size = 1 << 20;
+  cfg.send_depth = cfg.recv_depth = 1u << 30;
+  EXPECT_THROW(fabric::check_buffer_budget(cfg, 65536), fabric::error);
+}
+
+TEST(ud_source, only_the_peer_host_and_then_its_qp_are_accepted) {
+  sockaddr_in peer{};
+  peer.sin_family = AF_INET;
+  peer.sin_addr.s_addr = htonl(0x0a000102);  // 10.0.1.2
+  auto gid = fabric::roce_gid_of(reinterpret_cast<sockaddr*>(&peer));
+  ASSERT_TRUE(gid);
+  EXPECT_EQ(gid->raw[10], 0xff);
+  EXPECT_EQ(gid->raw[15], 2);
+  ibv_grh grh{};
+  grh.version_tclass_flow = htobe32(6u << 28);
+  grh.sgid = *gid;
+  ibv_wc wc{};
+  wc.wc_flags = IBV_WC_GRH;
+  wc.src_qp = 17;
+  EXPECT_TRUE(fabric::from_source(wc, grh, *gid, std::nullopt));
+  EXPECT_TRUE(fabric::from_source(wc, grh, *gid, 17));
+  EXPECT_FALSE(fabric::from_source(wc, grh, *gid, 18));  // another QP of that host
+  grh.sgid.raw[15] = 3;                                  // another host
+  EXPECT_FALSE(fabric::from_source(wc, grh, *gid, std::nullopt));
+  wc.wc_flags = 0;  // no GRH: only the QP can be told
+  EXPECT_TRUE(fabric::from_source(wc, grh, *gid, 17));
+}
+
+TEST(ud_source, roce_v2_over_ipv4_is_read_from_the_ipv4_header) {
+  // 20 undefined bytes, then an IPv4 header from 10.0.0.1 to 10.0.0.2.
+  std::uint8_t raw[40] = {};
+  const std::uint8_t ip4[20] = {0x45, 0, 0, 0x3c, 0, 0, 0x40, 0, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2};
+  std::memcpy(raw + 20, ip4, 20);
+  std::uint32_t sum = 0;
+  for (int i = 0; i < 20; i += 2) sum += static_cast<std::uint32_t>(raw[20 + i] << 8 | raw[21 + i]);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  raw[30] = static_cast<std::uint8_t>(~sum >> 8);
+  raw[31] = static_cast<std::uint8_t>(~sum);
+  ibv_grh grh{};
+  std::memcpy(&grh, raw, sizeof raw);
+  auto gid = fabric::source_gid(grh);
+  ASSERT_TRUE(gid);
+  EXPECT_EQ(gid->raw[11], 0xff);
+  EXPECT_EQ(gid->raw[12], 10);
+  EXPECT_EQ(gid->raw[15], 1);
+  raw[30] = raw[31] = 0;  // no checksum, as Soft-RoCE's loopback leaves it
+  std::memcpy(&grh, raw, sizeof raw);
+  ASSERT_TRUE(fabric::source_gid(grh));
+  EXPECT_EQ(fabric::source_gid(grh)->raw[15], 1);
+  raw[0] = 0x60;  // a GRH whose bytes at 20 only look like IPv4: its sgid
+  std::memcpy(&grh, raw, sizeof raw);
+  EXPECT_EQ(fabric::source_gid(grh)->raw[10], grh.sgid.raw[10]);
+  EXPECT_NE(fabric::source_gid(grh)->raw[11], 0xff);
 }

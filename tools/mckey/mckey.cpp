@@ -135,7 +135,9 @@ private:
     ud_config cfg;
     cfg.size = static_cast<std::uint32_t>(opt_.size);
     cfg.block_self_loopback = opt_.no_loopback;
-    m.ep = std::make_unique<ud_endpoint>(m.id.get(), clamp_depths(cfg, count(), port));
+    cfg = clamp_depths(cfg, count(), port);
+    check_buffer_budget(cfg, static_cast<std::uint64_t>(opt_.connections));
+    m.ep = std::make_unique<ud_endpoint>(m.id.get(), cfg);
     auto& r = result(m);
     r.qpn = m.ep->qpn();
     if (opt_.no_loopback) {

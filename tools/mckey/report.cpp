@@ -46,6 +46,10 @@ void validate(const options& o) {
     fabric::cli::usage_error("-M needs -b: an unmapped multicast address needs a source address");
   if (!fabric::parse_port_space("", o.port_space_number))
     fabric::cli::usage_error(fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", o.port_space_number));
+  // Every QP has at least one send and one receive slot, whatever the device.
+  fabric::ud_config least;
+  least.size = static_cast<std::uint32_t>(o.size);
+  fabric::check_buffer_budget(least, static_cast<std::uint64_t>(o.connections));
 }
 
 nlohmann::json options_json(const options& o) {

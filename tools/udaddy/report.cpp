@@ -55,6 +55,10 @@ void validate(const options& o) {
                                  ? fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", o.port_space_number)
                                  : fmt::format("-P {}: unknown port space (udp, ipoib)", o.port_space));
   if (!o.tos.empty()) (void)fabric::cli::read_tos(o.tos);
+  // Every QP has at least one send and one receive slot, whatever the device.
+  fabric::ud_config least;
+  least.size = static_cast<std::uint32_t>(o.size);
+  fabric::check_buffer_budget(least, static_cast<std::uint64_t>(o.connections));
 }
 
 nlohmann::json options_json(const options& o) {
@@ -81,7 +85,9 @@ nlohmann::json options_json(const options& o) {
 }
 
 nlohmann::json result_json(const connection_result& c) {
-  return fabric::result_json("connection", "connected", "connect_us", c);
+  auto j = fabric::result_json("connection", "connected", "connect_us", c);
+  j["strangers"] = c.strangers;
+  return j;
 }
 
 void to_json(nlohmann::json& j, const options& o, const report& r) {

@@ -30,6 +30,8 @@ struct connection {
   std::unique_ptr<ud_endpoint> ep;
   std::unique_ptr<ud_traffic> traffic;
   ud_destination peer;  // its AH must go before the endpoint's PD
+  std::optional<ibv_gid> peer_gid;           // the source its datagrams carry
+  std::optional<std::uint32_t> sender_qpn;   // the QP they come from, once known
   clock::time_point started;
 };
 
@@ -93,19 +95,39 @@ private:
     if (count() > 0) check_ud_size(static_cast<std::size_t>(opt_.size), port);
     ud_config cfg;
     cfg.size = static_cast<std::uint32_t>(opt_.size);
-    c.ep = std::make_unique<ud_endpoint>(c.id.get(), clamp_depths(cfg, count(), port));
-    // The server learns where to reply from the first datagram.
+    cfg = clamp_depths(cfg, count(), port);
+    check_buffer_budget(cfg, static_cast<std::uint64_t>(opt_.connections));
+    c.ep = std::make_unique<ud_endpoint>(c.id.get(), cfg);
+    // The server learns where to reply from the first datagram of its
+    // client: the host that asked for the connection; then only from the
+    // QP that sent it. Anyone else's datagrams are counted, not used.
     auto learn_peer = [this, &c](const ibv_wc& wc, std::span<const std::byte>) {
       if (c.peer.ah) return;
       c.peer.ah = c.ep->create_reply_ah(wc);
       c.peer.qpn = (wc.wc_flags & IBV_WC_WITH_IMM) != 0 ? be32toh(wc.imm_data) : wc.src_qp;
       c.peer.qkey = c.ep->qkey();
+      c.sender_qpn = wc.src_qp;
       result(c).remote_qpn = c.peer.qpn;
     };
+    c.peer_gid = expected_source(c, port);
+    auto from_peer = [&c](const ibv_wc& wc, const ibv_grh& grh) {
+      return !c.peer_gid || from_source(wc, grh, *c.peer_gid, c.sender_qpn);
+    };
     c.traffic = std::make_unique<ud_traffic>(*c.ep, count(), opt_.verify, fmt::format("connection {}", c.index),
-                                             client() ? ud_traffic::receive_fn{} : learn_peer);
+                                             client() ? ud_traffic::receive_fn{} : learn_peer, from_peer);
     c.traffic->post_receives();
     result(c).qpn = c.ep->qpn();
+  }
+
+  /// The source GID the peer's datagrams carry: on RoCE the GID of its IP
+  /// address, on InfiniBand the GID rdma_cm resolved for it; empty when
+  /// unknown (then only the sending QP is checked).
+  std::optional<ibv_gid> expected_source(const connection& c, const port_info& port) const {
+    if (port.link_layer == IBV_LINK_LAYER_ETHERNET) return roce_gid_of(rdma_get_peer_addr(c.id.get()));
+    const ibv_gid& gid = c.id->route.addr.addr.ibaddr.dgid;
+    static constexpr ibv_gid zero{};
+    if (std::memcmp(gid.raw, zero.raw, sizeof gid.raw) == 0) return std::nullopt;
+    return gid;
   }
 
   void fail(connection& c, const error& e) {
@@ -161,6 +183,7 @@ private:
         const auto& ud = ev.ud();
         c.peer.ah = c.ep->create_ah(ud.ah_attr);
         c.peer.qpn = ud.qp_num;
+        c.sender_qpn = ud.qp_num;
         c.peer.qkey = ud.qkey;
         auto& r = result(c);
         r.state = "connected";
@@ -297,6 +320,9 @@ private:
       auto& r = result(*c);
       r.received = c->traffic->received();
       r.verify_errors = c->traffic->verify_errors();
+      r.strangers = c->traffic->strangers();
+      if (r.strangers > 0)
+        con_.warning(fmt::format("connection {}: ignored {} datagrams from other senders", c->index, r.strangers));
     }
   }
 

@@ -52,7 +52,9 @@ void validate(const options& opt);
 
 /// One connection; state: pending, connected, failed. setup_us is the
 /// connection time.
-struct connection_result : fabric::ud_result {};
+struct connection_result : fabric::ud_result {
+  std::uint64_t strangers = 0;  ///< datagrams from other senders, ignored
+};
 
 /// What a run produced; rendered by to_json and the human lines.
 struct report {

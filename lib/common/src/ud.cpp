@@ -72,6 +72,16 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
   return cfg;
 }
 
+void check_buffer_budget(const ud_config& cfg, std::uint64_t qps) {
+  std::uint64_t per_qp = (std::uint64_t{cfg.send_depth} + cfg.recv_depth) * (grh_bytes + std::uint64_t{cfg.size});
+  if (qps == 0 || per_qp <= max_buffer_bytes / qps) return;
+  throw error(exit_code::usage,
+              fmt::format("{} QP(s) x {} slots x {} bytes need {} MiB of buffers, above the limit of {} MiB: "
+                          "lower -c, -C or -S",
+                          qps, std::uint64_t{cfg.send_depth} + cfg.recv_depth, grh_bytes + std::uint64_t{cfg.size},
+                          (per_qp >> 20) * qps, max_buffer_bytes >> 20));
+}
+
 std::optional<unsigned long> parse_number(const std::string& text, unsigned long max) {
   if (text.empty()) return std::nullopt;
   errno = 0;
@@ -204,15 +214,77 @@ address_handle ud_endpoint::create_ah(const ibv_ah_attr& attr) const {
   return address_handle(check_ptr(ibv_create_ah(pd_.get(), &copy), "ibv_create_ah"));
 }
 
-address_handle ud_endpoint::create_reply_ah(const ibv_wc& wc) const {
-  auto copy = wc;
-  std::size_t stride = grh_bytes + cfg_.size;
-  auto* grh = reinterpret_cast<ibv_grh*>(recv_buf_.data() + slot_of(wc) * stride);
-  return address_handle(check_ptr(ibv_create_ah_from_wc(pd_.get(), &copy, grh, id_->port_num), "ibv_create_ah_from_wc"));
+ibv_grh& ud_endpoint::grh(std::uint32_t slot) const {
+  return *reinterpret_cast<ibv_grh*>(recv_buf_.data() + slot * (grh_bytes + cfg_.size));
 }
 
-ud_traffic::ud_traffic(ud_endpoint& ep, std::uint64_t expected, bool verify, std::string what, receive_fn on_receive)
-    : ep_(ep), expected_(expected), verify_(verify), what_(std::move(what)), on_receive_(std::move(on_receive)) {}
+address_handle ud_endpoint::create_reply_ah(const ibv_wc& wc) const {
+  auto copy = wc;
+  return address_handle(
+      check_ptr(ibv_create_ah_from_wc(pd_.get(), &copy, &grh(slot_of(wc)), id_->port_num), "ibv_create_ah_from_wc"));
+}
+
+namespace {
+
+/// The IPv4 header sum, which a valid header's checksum makes 0xffff.
+bool ipv4_checksum_ok(const std::uint8_t* h) {
+  std::uint32_t sum = 0;
+  for (int i = 0; i < 20; i += 2) sum += static_cast<std::uint32_t>(h[i] << 8 | h[i + 1]);
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return sum == 0xffff;
+}
+
+}  // namespace
+
+std::optional<ibv_gid> source_gid(const ibv_grh& grh) {
+  // RoCE v2 over IPv4 puts the IPv4 header in the last 20 of the 40 bytes;
+  // a GRH or an IPv6 header fills all 40 with IP version 6 first.
+  // When the first nibble says 6, the bytes at 20 are believed to be an
+  // IPv4 header only if its checksum holds (a GRH's GIDs can look like one);
+  // when it does not say 6, they are one (a loopback path may leave the
+  // checksum unset).
+  const auto* b = reinterpret_cast<const std::uint8_t*>(&grh);
+  const std::uint8_t* ip4 = b + 20;
+  bool v4 = (b[0] >> 4) == 6 ? ip4[0] == 0x45 && ipv4_checksum_ok(ip4) : (ip4[0] >> 4) == 4;
+  if (v4) {
+    ibv_gid gid{};
+    gid.raw[10] = gid.raw[11] = 0xff;
+    std::memcpy(gid.raw + 12, ip4 + 12, 4);
+    return gid;
+  }
+  if ((b[0] >> 4) == 6) return grh.sgid;
+  return std::nullopt;
+}
+
+bool from_source(const ibv_wc& wc, const ibv_grh& grh, const ibv_gid& source, std::optional<std::uint32_t> qpn) {
+  if (qpn && wc.src_qp != *qpn) return false;
+  if ((wc.wc_flags & IBV_WC_GRH) == 0) return true;
+  auto sgid = source_gid(grh);
+  return sgid && std::memcmp(sgid->raw, source.raw, sizeof source.raw) == 0;
+}
+
+std::optional<ibv_gid> roce_gid_of(const sockaddr* addr) {
+  ibv_gid gid{};
+  if (addr->sa_family == AF_INET6) {
+    std::memcpy(gid.raw, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16);
+    return gid;
+  }
+  if (addr->sa_family == AF_INET) {
+    gid.raw[10] = gid.raw[11] = 0xff;
+    std::memcpy(gid.raw + 12, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4);
+    return gid;
+  }
+  return std::nullopt;
+}
+
+ud_traffic::ud_traffic(ud_endpoint& ep, std::uint64_t expected, bool verify, std::string what, receive_fn on_receive,
+                       accept_fn accept)
+    : ep_(ep),
+      expected_(expected),
+      verify_(verify),
+      what_(std::move(what)),
+      on_receive_(std::move(on_receive)),
+      accept_(std::move(accept)) {}
 
 void ud_traffic::post_receives() {
   auto n = static_cast<std::uint32_t>(std::min<std::uint64_t>(ep_.config().recv_depth, expected_ - recv_posted_));
@@ -286,8 +358,13 @@ void ud_traffic::completion(const ibv_wc& wc) {
     throw error(exit_code::protocol, fmt::format("receive on {}: a datagram larger than our {}-byte messages arrived ({})",
                                                  what_, ep_.config().size, wc_status_name(wc.status)));
   if (wc.status != IBV_WC_SUCCESS) throw wc_error(wc, fmt::format("receive on {}", what_));
-  ++received_;
   auto slot = ud_endpoint::slot_of(wc);
+  if (accept_ && !accept_(wc, ep_.grh(slot))) {
+    ++strangers_;
+    ep_.post_recv(slot);
+    return;
+  }
+  ++received_;
   std::size_t length = wc.byte_len >= grh_bytes ? wc.byte_len - grh_bytes : 0;
   auto payload = ep_.payload(slot, length);
   if (verify_ && (length != ep_.config().size || !check_payload(payload))) ++verify_errors_;

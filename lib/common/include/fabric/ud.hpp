@@ -23,6 +23,22 @@ namespace fabric {
 /// The Q_Key the kernel's rdma_cm gives UD QPs in the UDP port space.
 inline constexpr std::uint32_t udp_qkey = 0x01234567;
 
+/// The source GID of a received datagram's 40 header bytes: a GRH's or an
+/// IPv6 header's source, or for RoCE v2 over IPv4 (an IPv4 header in the
+/// last 20 bytes) the IPv4-mapped source address; empty when neither.
+std::optional<ibv_gid> source_gid(const ibv_grh& grh);
+
+/// Whether a datagram came from the source an rdma_cm exchange named:
+/// with a GRH, its source GID (source_gid) must be `source` (for RoCE the GID of the
+/// peer's IP address, for InfiniBand the path's); without one (InfiniBand
+/// within a subnet) there is nothing to compare. Once `qpn` is known, the
+/// sending QP must be it.
+bool from_source(const ibv_wc& wc, const ibv_grh& grh, const ibv_gid& source, std::optional<std::uint32_t> qpn);
+
+/// The GID a RoCE peer at `addr` sends from: its IPv6 address, or the
+/// IPv4-mapped one; empty for other families.
+std::optional<ibv_gid> roce_gid_of(const sockaddr* addr);
+
 /// Bytes at the front of every UD receive buffer where the GRH lands.
 inline constexpr std::size_t grh_bytes = sizeof(ibv_grh);
 
@@ -76,6 +92,16 @@ struct ud_config {
 /// Depths for `count` messages each way, clamped so that both queues and
 /// their shared CQ fit the device: at least 1 each.
 ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port) noexcept;
+
+/// The most bytes of message buffers a run registers over all its QPs.
+/// A UD receiver posts a slot for every message it expects (datagrams
+/// have no flow control), so -c x -C x -S can ask for tens of GB; above
+/// this it is a usage error instead.
+inline constexpr std::uint64_t max_buffer_bytes = std::uint64_t{1} << 30;
+
+/// Throws a usage error, naming the options to lower, when `qps`
+/// endpoints of `cfg` need more than max_buffer_bytes.
+void check_buffer_budget(const ud_config& cfg, std::uint64_t qps);
 
 /// One send of a whole send slot, and whether it asks for a completion.
 struct ud_send {
@@ -141,6 +167,8 @@ public:
   /// An AH back to the sender of a received datagram, from its completion
   /// and the GRH in its receive slot.
   [[nodiscard]] address_handle create_reply_ah(const ibv_wc& wc) const;
+  /// The GRH of receive slot `slot` (meaningful when its completion has IBV_WC_GRH).
+  [[nodiscard]] ibv_grh& grh(std::uint32_t slot) const;
 
   /// Whether a completion is of a send; otherwise it is of a receive.
   [[nodiscard]] static bool is_send(const ibv_wc& wc) noexcept { return (wc.wr_id & send_flag) != 0; }
@@ -173,9 +201,14 @@ public:
   /// Called for each good receive before its slot is reposted (the GRH is
   /// still in the slot then): the completion and the payload.
   using receive_fn = std::function<void(const ibv_wc&, std::span<const std::byte>)>;
+  /// Whether a good receive is from the peer (given the completion and the
+  /// slot's GRH): a datagram from anyone else is counted as a stranger's,
+  /// its slot reposted, and nothing else done with it.
+  using accept_fn = std::function<bool(const ibv_wc&, const ibv_grh&)>;
 
   /// `what` names the endpoint in errors ("connection 2").
-  ud_traffic(ud_endpoint& ep, std::uint64_t expected, bool verify, std::string what, receive_fn on_receive = {});
+  ud_traffic(ud_endpoint& ep, std::uint64_t expected, bool verify, std::string what, receive_fn on_receive = {},
+             accept_fn accept = {});
 
   /// Posts the first receives, up to the queue depth. Before the peer sends.
   void post_receives();
@@ -195,6 +228,8 @@ public:
   [[nodiscard]] std::uint64_t expected() const noexcept { return expected_; }
   [[nodiscard]] std::uint64_t lost() const noexcept { return received_ < expected_ ? expected_ - received_ : 0; }
   [[nodiscard]] std::uint64_t verify_errors() const noexcept { return verify_errors_; }
+  /// Datagrams that accept_fn refused.
+  [[nodiscard]] std::uint64_t strangers() const noexcept { return strangers_; }
 
 private:
   bool wait_some(idle_deadline& until);
@@ -205,6 +240,8 @@ private:
   bool verify_;
   std::string what_;
   receive_fn on_receive_;
+  accept_fn accept_;
+  std::uint64_t strangers_ = 0;
   std::uint64_t recv_posted_ = 0;
   std::uint64_t sent_ = 0;
   std::uint64_t send_completed_ = 0;
