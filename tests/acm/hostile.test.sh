@@ -66,6 +66,13 @@ expect "--probe with hostile providers, human" 0 --probe --provider-path "$PROVI
 if [ "$(grep -c '^ACM option probe' "$WORK/o")" -eq 1 ] && ! grep -q $'\x1b' "$WORK/o"; then
   pass "--probe: one report, no raw escapes"; else fail "--probe human"; cat -v "$WORK/o" | head -30; fi
 
+# Ctrl-C while a provider hangs ends the probe at once, with 130.
+t0=$SECONDS
+rc=0; timeout --preserve-status -s INT 1 "$OURS" --probe --provider-path "$BIN/../tests/providers-hang" --timeout 20000 \
+  >"$WORK/o" 2>"$WORK/o.err" || rc=$?
+if [ "$rc" -eq 130 ] && [ $((SECONDS - t0)) -le 3 ]; then pass "--probe: Ctrl-C during a hanging provider exits 130 at once"
+else fail "--probe Ctrl-C: exit $rc after $((SECONDS - t0)) s"; cat "$WORK/o.err"; fi
+
 if [ "$(id -u)" -eq 0 ]; then
   # A service run by someone else: refused, unless --service-user names them.
   chmod 711 "$WORK"
