@@ -29,7 +29,7 @@ check "named files written" test -s "$WORK/named/a.cfg" -a -s "$WORK/named/o.cfg
 
 # Failures: a one-line error, the documented exit code, nothing half-written.
 expect_rc 8 "read-only target directory: exit 8" "$OURS" -O -D /usr/share/doc
-check "one error line for the read-only target" grep -qx 'ib_acme: error: create /usr/share/doc/.*: Read-only file system' "$LAST_ERR"
+check "one error line for the read-only target" grep -qx 'ib_acme: error: create a file in /usr/share/doc: Read-only file system' "$LAST_ERR"
 expect_rc 2 "-D below a missing directory: exit 2" "$OURS" -O -D "$WORK/missing/deeper"
 check "nothing created for the bad -D" test ! -e "$WORK/missing"
 touch "$WORK/plainfile"
@@ -37,13 +37,13 @@ expect_rc 2 "-D naming a file: exit 2" "$OURS" -O -D "$WORK/plainfile"
 mkdir -p "$WORK/trap"
 echo "precious" >"$WORK/victim"
 ln -s "$WORK/victim" "$WORK/trap/ibacm_opts.cfg"
-expect_rc 8 "a symlink planted at the target is refused: exit 8" "$OURS" -O -D "$WORK/trap"
+expect_rc 2 "a symlink planted at the target is refused: exit 2" "$OURS" -O -D "$WORK/trap"
 check "the symlink's target is untouched" grep -qx precious "$WORK/victim"
 check "the symlink is still a symlink" test -L "$WORK/trap/ibacm_opts.cfg"
 check "no temporary file left behind" test -z "$(ls -A "$WORK/trap" | grep -v '^ibacm_opts.cfg$')"
-expect_rc 8 "-A then -O into the trap: exit 8" "$OURS" -A -O -D "$WORK/trap" --json
+expect_rc 2 "-A then -O into the trap: exit 2" "$OURS" -A -O -D "$WORK/trap" --json
 check "JSON names the written file and the error" json_check "$LAST_OUT" \
-  'd["exit_code"]==8 and "symbolic link" in d["error"] and kind("file")[0]["file"]=="addr"'
+  'd["exit_code"]==2 and "symbolic link" in d["error"] and kind("file")[0]["file"]=="addr"'
 
 # --probe: rxe0 is RoCE, so the IB-only options are not usable.
 expect_rc 0 "--probe" "$OURS" --probe --json

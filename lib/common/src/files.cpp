@@ -86,7 +86,12 @@ void write_file_atomically(const std::string& path, std::string_view text, mode_
     tmp = fmt::format(".{}.{:08x}", base, rd());
     file.reset(::openat(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         replacing ? 0600 : new_mode));
-    if (!file && errno != EEXIST) directory_error(errno, fmt::format("create a file in {}", parent));
+    if (!file && errno != EEXIST) {
+      // No permission is the user's -D; a read-only or full file system the system's.
+      int err = errno;
+      if (err == EACCES || err == EPERM) directory_error(err, fmt::format("create a file in {}", parent));
+      write_error(err, fmt::format("create a file in {}", parent));
+    }
   }
   if (!file) directory_error(EEXIST, fmt::format("create a file in {}", parent));
 
