@@ -12,7 +12,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 VALIDATE=$SRC/tests/json/validate
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-TOOLS=(rping udaddy mckey ucmatose ib_acme)
+TOOLS=(rping udaddy mckey ucmatose ib_acme fabric-sweep)
 passed=0 failed=0
 
 pass() { echo "PASS: $*"; passed=$((passed + 1)); }
@@ -40,9 +40,10 @@ declare -A attempt=(
   [mckey]="-m 239.1.1.1 --timeout 2000"
   [ucmatose]="-s 127.0.0.1 --timeout 2000"
   [ib_acme]="-d 127.0.0.1 -S /nonexistent/ibacm.sock --timeout 2000"
+  [fabric-sweep]="--hosts a,b --rank 1 --address 127.0.0.1 --timeout 2000"
 )
 # A flag each tool has that takes no value, for -j clusters.
-declare -A flag=([rping]=V [udaddy]= [mckey]=s [ucmatose]=m [ib_acme]=c)
+declare -A flag=([rping]=V [udaddy]= [mckey]=s [ucmatose]=m [ib_acme]=c [fabric-sweep]=)
 
 for t in "${TOOLS[@]}"; do
   run "$t" --help

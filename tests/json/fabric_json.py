@@ -49,7 +49,7 @@ def problems(obj):
     """The schema violations of one document or event line, as strings."""
     if not isinstance(obj, dict):
         return ["not a JSON object"]
-    m = re.fullmatch(r"fabric-toolkit/([a-z_]+)/1", str(obj.get("schema", "")))
+    m = re.fullmatch(r"fabric-toolkit/([a-z][a-z_-]*)/1", str(obj.get("schema", "")))
     if not m:
         return [f"no valid schema key: {obj.get('schema')!r}"]
     v = _validator(m.group(1), "event" if "event" in obj else "document")

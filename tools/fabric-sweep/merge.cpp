@@ -1,0 +1,253 @@
+// The report: every host's lines merged into one matrix, judged and printed.
+#include "sweep.hpp"
+
+#include "fabric/console.hpp"
+#include "fabric/files.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+namespace sweep {
+
+using nlohmann::json;
+
+std::size_t matrix::count(std::string_view state) const {
+  return static_cast<std::size_t>(std::count_if(pairs.begin(), pairs.end(), [&](const merged_pair& p) { return p.state == state; }));
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::optional<fabric::latency_summary> summary_of(const json& j) {
+  if (!j.is_object()) return std::nullopt;
+  fabric::latency_summary s;
+  s.count = j.value("count", std::size_t{0});
+  s.min = j.value("min_us", 0.0);
+  s.p50 = j.value("p50_us", 0.0);
+  s.p99 = j.value("p99_us", 0.0);
+  s.p999 = j.value("p999_us", 0.0);
+  s.max = j.value("max_us", 0.0);
+  s.mean = j.value("mean_us", 0.0);
+  s.stdev = j.value("stdev_us", 0.0);
+  return s;
+}
+
+/// What one line says, if anything the report uses.
+struct reading {
+  std::vector<std::string> hosts;  ///< a rank's list of every host
+  std::vector<json> pairs;
+};
+
+reading read_line(const std::string& line) {
+  reading r;
+  auto brace = line.find('{');
+  if (brace == std::string::npos) return r;
+  auto j = json::parse(line.substr(brace), nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.value("tool", "") != "fabric-sweep") return r;
+  if (j.value("event", "") == "sweep" && j["sweep"].contains("hosts")) r.hosts = j["sweep"]["hosts"].get<std::vector<std::string>>();
+  if (j.value("event", "") == "pair") r.pairs.push_back(j["pair"]);
+  if (j.contains("results") && j["results"].is_array()) {
+    for (const auto& item : j["results"])
+      if (item.value("kind", "") == "pair") r.pairs.push_back(item);
+    if (j["summary"].contains("hosts")) r.hosts = j["summary"]["hosts"].get<std::vector<std::string>>();
+  }
+  return r;
+}
+
+}  // namespace
+
+matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
+  matrix m;
+  std::vector<json> seen;
+  std::size_t unreadable = 0;
+  for (const auto& line : lines) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    reading r;
+    try {
+      r = read_line(line);
+    } catch (const json::exception&) {
+      ++unreadable;
+      continue;
+    }
+    if (r.hosts.empty() && r.pairs.empty()) {
+      ++unreadable;
+      continue;
+    }
+    if (!r.hosts.empty() && r.hosts.size() > m.hosts.size()) m.hosts = r.hosts;
+    for (auto& p : r.pairs) seen.push_back(std::move(p));
+  }
+  if (unreadable > 0) m.notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", unreadable));
+  // Hosts named only in pair lines (no rank's list came through).
+  for (const auto& p : seen)
+    for (const char* side : {"server", "client"})
+      if (auto h = p.value(side, ""); !h.empty() && std::find(m.hosts.begin(), m.hosts.end(), h) == m.hosts.end())
+        m.hosts.push_back(h);
+
+  std::map<std::pair<std::string, std::string>, merged_pair> by_pair;
+  auto key = [&](const std::string& x, const std::string& y) {
+    auto ix = std::find(m.hosts.begin(), m.hosts.end(), x), iy = std::find(m.hosts.begin(), m.hosts.end(), y);
+    return ix < iy ? std::pair{x, y} : std::pair{y, x};
+  };
+  for (std::size_t i = 0; i < m.hosts.size(); ++i)
+    for (std::size_t k = i + 1; k < m.hosts.size(); ++k) {
+      auto& p = by_pair[{m.hosts[i], m.hosts[k]}];
+      p.a = m.hosts[i];
+      p.b = m.hosts[k];
+    }
+  for (const auto& p : seen) {
+    auto& slot = by_pair[key(p.value("server", ""), p.value("client", ""))];
+    bool ok = p.value("ok", false);
+    bool client_side = p.value("side", "") == "client";
+    slot.round = p.value("round", 0);
+    // The client's word is the measurement; a failure from either side stands.
+    if (!ok) {
+      slot.state = "failed";
+      if (slot.error.empty() || client_side) slot.error = p.value("error", json("")).is_string() ? p["error"].get<std::string>() : "";
+    } else if (slot.state != "failed" && (client_side || slot.state == "missing")) {
+      slot.state = "ok";
+      if (client_side) slot.latency = summary_of(p.value("latency", json()));
+    }
+  }
+  for (std::size_t i = 0; i < m.hosts.size(); ++i)
+    for (std::size_t k = i + 1; k < m.hosts.size(); ++k) m.pairs.push_back(by_pair[{m.hosts[i], m.hosts[k]}]);
+
+  // Slow pairs: far above the fleet's median, by the factor and by 3
+  // (scaled) median absolute deviations, so that noise is not an outlier.
+  std::vector<double> p50s;
+  for (const auto& p : m.pairs)
+    if (p.state == "ok" && p.latency) p50s.push_back(p.latency->p50);
+  m.median_p50_us = median_of(p50s);
+  std::vector<double> dev;
+  for (double v : p50s) dev.push_back(std::fabs(v - m.median_p50_us));
+  m.mad_us = median_of(dev);
+  for (auto& p : m.pairs)
+    if (p.state == "ok" && p.latency && p50s.size() >= 3 && p.latency->p50 > outlier_factor * m.median_p50_us &&
+        p.latency->p50 > m.median_p50_us + 3 * 1.4826 * m.mad_us)
+      p.state = "slow";
+
+  std::map<std::string, int> bad;
+  for (const auto& p : m.pairs)
+    if (p.state != "ok") {
+      ++bad[p.a];
+      ++bad[p.b];
+    }
+  for (auto& [h, n] : bad) m.worst.emplace_back(h, n);
+  std::stable_sort(m.worst.begin(), m.worst.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  if (auto missing = m.count("missing"); missing > 0)
+    m.notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.pairs.size()));
+  return m;
+}
+
+std::string format_matrix(const matrix& m) {
+  std::string s;
+  std::size_t w = 6;
+  for (const auto& h : m.hosts) w = std::max(w, fabric::printable(h).size());
+  auto cell = [&](const std::string& a, const std::string& b) -> std::string {
+    if (a == b) return "-";
+    for (const auto& p : m.pairs)
+      if ((p.a == a && p.b == b) || (p.a == b && p.b == a)) {
+        if (p.state == "failed") return "FAIL";
+        if (p.state == "missing") return "?";
+        std::string v = p.latency ? fmt::format("{:.1f}", p.latency->p50) : "ok";
+        return p.state == "slow" ? v + "!" : v;
+      }
+    return "?";
+  };
+  s += fmt::format("p50 round-trip time (us) of each pair; ! slow, FAIL failed, ? not reported\n");
+  s += fmt::format("{:<{}}", "", w);
+  for (const auto& h : m.hosts) s += fmt::format(" {:>{}}", fabric::printable(h), w);
+  s += "\n";
+  for (const auto& a : m.hosts) {
+    s += fmt::format("{:<{}}", fabric::printable(a), w);
+    for (const auto& b : m.hosts) s += fmt::format(" {:>{}}", cell(a, b), w);
+    s += "\n";
+  }
+  s += fmt::format("pairs: {} ok, {} slow, {} failed, {} missing; median p50 {:.1f} us, MAD {:.1f} us\n", m.count("ok"),
+                   m.count("slow"), m.count("failed"), m.count("missing"), m.median_p50_us, m.mad_us);
+  for (const auto& p : m.pairs)
+    if (p.state == "failed")
+      s += fmt::format("failed: {} <-> {}: {}\n", fabric::printable(p.a), fabric::printable(p.b), fabric::printable(p.error));
+  if (!m.worst.empty()) {
+    s += "worst hosts:";
+    for (const auto& [h, n] : m.worst) s += fmt::format(" {} ({})", fabric::printable(h), n);
+    s += "\n";
+  }
+  for (const auto& n : m.notes) s += fmt::format("note: {}\n", n);
+  return s;
+}
+
+fabric::verdict judge(const matrix& m) {
+  if (m.hosts.size() < 2) return {fabric::exit_code::test_failed, "no pair results in the input"};
+  auto failed = m.count("failed"), slow = m.count("slow"), missing = m.count("missing");
+  if (failed + slow + missing == 0) return {};
+  return {fabric::exit_code::test_failed,
+          fmt::format("{} failed, {} slow, {} missing of {} pairs", failed, slow, missing, m.pairs.size())};
+}
+
+void to_json(json& j, const options& opt, const matrix& m) {
+  j["role"] = "report";
+  j["options"] = options_json(opt);
+  json results = json::array();
+  for (const auto& p : m.pairs)
+    results.push_back({{"kind", "pair"},
+                       {"index", results.size()},
+                       {"ok", p.state == "ok"},
+                       {"error", p.state == "ok"       ? json(nullptr)
+                                 : p.state == "failed" ? json(p.error)
+                                                       : json(p.state == "slow" ? "slower than the fleet" : "not reported")},
+                       {"a", p.a},
+                       {"b", p.b},
+                       {"state", p.state},
+                       {"round", p.round},
+                       {"latency", p.latency ? json(*p.latency) : json(nullptr)}});
+  j["results"] = std::move(results);
+  json worst = json::array();
+  for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
+  j["summary"] = {{"hosts", m.hosts},
+                  {"pairs", m.pairs.size()},
+                  {"ok", m.count("ok")},
+                  {"slow", m.count("slow")},
+                  {"failed", m.count("failed")},
+                  {"missing", m.count("missing")},
+                  {"median_p50_us", m.median_p50_us},
+                  {"mad_us", m.mad_us},
+                  {"worst_hosts", std::move(worst)},
+                  {"notes", m.notes}};
+}
+
+fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
+  con.set_role("report");
+  std::vector<std::string> lines;
+  auto read_all = [&](std::istream& in) {
+    for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+  };
+  if (opt.report.files.empty()) read_all(std::cin);
+  for (const auto& f : opt.report.files) {
+    std::ifstream in(f);
+    if (!in) throw fabric::error(fabric::exit_code::usage, fmt::format("{}: cannot read it", fabric::printable(f)));
+    read_all(in);
+  }
+  m = merge(lines, opt.report.outlier_factor);
+  if (!opt.report.html.empty()) fabric::write_file_atomically(opt.report.html, html_page(m));
+  auto text = format_matrix(m);
+  for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {
+    nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    con.line(std::string_view(text).substr(at, nl - at));
+  }
+  return judge(m);
+}
+
+}  // namespace sweep

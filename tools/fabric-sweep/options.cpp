@@ -1,0 +1,62 @@
+// The command line: the run's options, and the report subcommand's.
+#include "sweep.hpp"
+
+#include "fabric/completion.hpp"
+
+#include <fmt/format.h>
+
+namespace sweep {
+
+CLI::App* add_options(CLI::App& app, options& opt) {
+  auto& r = opt.run;
+  app.add_option("--hosts", r.hosts, "Every host of the sweep, Slurm host-list syntax node[01-16] (default: Slurm's node list)")
+      ->type_name("LIST");
+  app.add_option("--rank", r.rank, "This process's place in --hosts (default: from Slurm, or this host's name)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--address", r.address, "Each host's RDMA address: {host} and {short} are replaced")
+      ->capture_default_str();
+  app.add_option("--address-file", r.address_file, "A file of 'host address' lines")
+      ->type_name(std::string(fabric::completion::file_type));
+  app.add_option("--port", r.port, "rdma_cm port of the first round; each pair of each round takes its own")
+      ->check(CLI::Range(1, 65535))->capture_default_str();
+  app.add_option("-C,--count", r.count, "Pings per pair")->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  app.add_option("-S,--size", r.size, "Bytes per ping")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
+
+  auto* rep = app.add_subcommand("report", "Merge the lines of every host into one matrix, JSON and HTML");
+  rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")
+      ->type_name(std::string(fabric::completion::file_type));
+  rep->add_option("--html", opt.report.html, "Write the heat map here, a self-contained HTML page")
+      ->type_name(std::string(fabric::completion::file_type));
+  rep->add_option("--outlier-factor", opt.report.outlier_factor,
+                  "A pair is slow when its median RTT is this many times the fleet's (and 3 MADs above it)")
+      ->check(CLI::Range(1.0, 1000.0))->capture_default_str();
+  rep->fallthrough();  // -j and --json=lines after "report" too
+  rep->callback([&opt] { opt.reporting = true; });
+  return rep;
+}
+
+void validate(const options& opt) {
+  if (opt.reporting) return;
+  const auto& r = opt.run;
+  if (!r.address_file.empty() && r.address != "{host}")
+    fabric::cli::usage_error("--address and --address-file: give one");
+  if (r.address.empty()) fabric::cli::usage_error("--address: an empty template");
+}
+
+nlohmann::json options_json(const options& o) {
+  auto text_or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+  if (o.reporting)
+    return {{"files", o.report.files}, {"html", text_or_null(o.report.html)}, {"outlier_factor", o.report.outlier_factor}};
+  const auto& r = o.run;
+  return {{"hosts", text_or_null(r.hosts)},
+          {"rank", r.rank ? nlohmann::json(*r.rank) : nlohmann::json(nullptr)},
+          {"address", r.address},
+          {"address_file", text_or_null(r.address_file)},
+          {"port", r.port},
+          {"count", r.count},
+          {"size", r.size},
+          {"timeout", r.timeout_ms}};
+}
+
+}  // namespace sweep

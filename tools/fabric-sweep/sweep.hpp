@@ -1,0 +1,149 @@
+#pragma once
+/// fabric-sweep: checks every pair of hosts of a cluster in rounds. Every
+/// process of the sweep runs the same command under an existing launcher
+/// (srun, clush, pdsh) and works out its own part; `fabric-sweep report`
+/// merges what they all printed into one matrix.
+
+#include "fabric/cli.hpp"
+#include "fabric/stats.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sweep {
+
+// ---- options (options.cpp) ----------------------------------------------
+
+struct run_options {
+  std::string hosts;            ///< --hosts: host list; default Slurm's node list
+  std::optional<int> rank;      ///< --rank: default from Slurm, or our host name in the list
+  std::string address = "{host}";  ///< --address: template of each host's RDMA address
+  std::string address_file;     ///< --address-file: "host address" lines
+  int port = 18515;             ///< --port: the first round's rdma_cm port
+  int count = 100;              ///< -C: pings per pair
+  int size = 64;                ///< -S: bytes per ping
+  int timeout_ms = 10000;       ///< --timeout: bound on each pair
+};
+
+struct report_options {
+  std::vector<std::string> files;  ///< input files; none: stdin
+  std::string html;                ///< --html FILE
+  double outlier_factor = 3.0;     ///< --outlier-factor
+};
+
+struct options {
+  fabric::cli::output_options out;
+  run_options run;
+  report_options report;
+  bool reporting = false;          ///< the report subcommand
+};
+
+/// Declares the run options on `app` and the report subcommand; returns it.
+CLI::App* add_options(CLI::App& app, options& opt);
+/// Checks what CLI11 cannot; throws a usage error.
+void validate(const options& opt);
+/// The options object of the document.
+nlohmann::json options_json(const options& opt);
+
+// ---- schedule (schedule.cpp) --------------------------------------------
+
+/// One pair of a round: the lower rank serves, the higher connects.
+struct pairing {
+  int server = 0, client = 0;
+  int slot = 0;  ///< its place in the round, for its port
+};
+
+/// The circle method: every host meets every other exactly once, busy with
+/// one peer per round; n - 1 rounds for even n, n for odd (a bye each).
+std::vector<std::vector<pairing>> rounds(int n);
+
+/// The rdma_cm port of a pair: distinct in every round, so that a late
+/// client never reaches the wrong round's server.
+int pair_port(int base, int n, int round, const pairing& p);
+
+/// Where this process stands: its rank among all hosts, and how that was found.
+struct place {
+  int rank = 0;
+  std::vector<std::string> hosts;
+  std::string source;  ///< "slurm", "hosts", "rank"
+};
+
+/// The environment as a map (for tests); from_environ() reads the process's.
+using environment = std::map<std::string, std::string>;
+environment from_environ();
+
+/// From --hosts and --rank, else Slurm's SLURM_PROCID / SLURM_NTASKS /
+/// SLURM_JOB_NODELIST (one task per node), else our own host name's
+/// position in --hosts. Throws a usage error when it cannot tell.
+place find_place(const run_options& o, const environment& env, const std::string& host_name);
+
+/// Each host's RDMA address: from --address-file, else --address with
+/// {host} replaced (and {short}, the name before its first dot).
+std::vector<std::string> addresses(const run_options& o, const std::vector<std::string>& hosts);
+
+// ---- run (run.cpp) ------------------------------------------------------
+
+/// One pair as one side saw it.
+struct pair_result {
+  int round = 0;
+  std::string server, client;   ///< host names
+  std::string role;             ///< which side this is: server, client
+  int port = 0;
+  bool ok = false;
+  std::string error;
+  std::optional<fabric::latency_summary> latency;  ///< client side
+  std::optional<double> connect_us;
+  std::uint64_t pings = 0;
+};
+
+struct run_report {
+  std::optional<place> where;
+  int round_count = 0;
+  std::vector<pair_result> pairs;
+  std::optional<double> elapsed_us;
+};
+
+nlohmann::json pair_json(const pair_result& p, std::size_t index);
+/// This rank's sweep: its pairs, round by round.
+fabric::verdict run(const options& opt, run_report& rep, fabric::console& con);
+void to_json(nlohmann::json& j, const options& opt, const run_report& rep);
+
+// ---- report (merge.cpp, html.cpp) ---------------------------------------
+
+/// One pair of the merged matrix.
+struct merged_pair {
+  std::string a, b;             ///< a before b in the host order
+  std::string state = "missing";  ///< ok, slow, failed, missing
+  std::string error;
+  std::optional<fabric::latency_summary> latency;
+  int round = 0;
+};
+
+struct matrix {
+  std::vector<std::string> hosts;
+  std::vector<merged_pair> pairs;  ///< every pair of hosts, in host order
+  double median_p50_us = 0, mad_us = 0;
+  std::vector<std::pair<std::string, int>> worst;  ///< hosts in bad pairs, most first
+  std::vector<std::string> notes;  ///< lines that could not be read, hosts that said nothing
+  std::size_t count(std::string_view state) const;
+};
+
+/// Merges lines (any prefix before the first '{' stripped: srun -l,
+/// clush and pdsh labels) and whole documents into the matrix.
+matrix merge(const std::vector<std::string>& lines, double outlier_factor);
+/// The human table.
+std::string format_matrix(const matrix& m);
+/// A self-contained HTML page with an SVG heat map.
+std::string html_page(const matrix& m);
+/// The report's verdict: ok when every pair passed.
+fabric::verdict judge(const matrix& m);
+void to_json(nlohmann::json& j, const options& opt, const matrix& m);
+/// The report subcommand's body.
+fabric::verdict report(const options& opt, matrix& m, fabric::console& con);
+
+}  // namespace sweep
