@@ -117,8 +117,7 @@ if [ "$(id -u)" -eq 0 ]; then
   else fail "-O mode/owner: $(stat -c '%a %u' "$WORK/mine/ibacm_opts.cfg")"; fi
   # A directory the user may not write to is the same usage error.
   mkdir -m 755 "$WORK/svc/ro"
-  chown 65534 "$WORK/svc/ro"
-  rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups timeout 20 "$OURS" -O -D /proc/1 >"$WORK/o" 2>"$WORK/o.err" || rc=$?
+  rc=0; setpriv --reuid=65534 --regid=65534 --clear-groups timeout 20 "$OURS" -O -D "$WORK/svc/ro" >"$WORK/o" 2>"$WORK/o.err" || rc=$?
   if [ "$rc" -eq 2 ]; then pass "-O where the user cannot write: 2 as documented"; else fail "-O no permission: exit $rc"; cat "$WORK/o.err"; fi
 else
   echo "SKIP: service identity and directory ownership need root"

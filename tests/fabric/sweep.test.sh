@@ -39,7 +39,7 @@ check "report, human: a row per host" test "$(grep -c '^h[1-4] ' "$LAST_OUT")" -
 # the report names it.
 t0=$SECONDS
 sweep dead 0 1 2
-check "a dead host costs its peers about one timeout each" test $((SECONDS - t0)) -le 40
+check "a dead host costs its peers a bounded wait" test $((SECONDS - t0)) -le 60
 expect_rc 1 "report: the dead host's pairs fail (1)" "$SWEEP" report --outlier-factor 1000 -j "$WORK/dead.jsonl"
 check "report: h4 is the worst host, its three pairs failed" json_check "$LAST_OUT" \
   'd["summary"]["failed"] == 3 and d["summary"]["ok"] == 3 and d["summary"]["worst_hosts"][0]["host"] == "h4"'

@@ -89,7 +89,7 @@ void write_file_atomically(const std::string& path, std::string_view text, mode_
     if (!file && errno != EEXIST) {
       // No permission is the user's -D; a read-only or full file system the system's.
       int err = errno;
-      if (err == EACCES || err == EPERM) directory_error(err, fmt::format("create a file in {}", parent));
+      if (err == EACCES || err == EPERM || err == ENOENT || err == ENOTDIR) directory_error(err, fmt::format("create a file in {}", parent));
       write_error(err, fmt::format("create a file in {}", parent));
     }
   }
