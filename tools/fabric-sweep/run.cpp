@@ -48,6 +48,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   // timeouts (at most four), so that a peer late by that much still meets.
   auto late = std::chrono::milliseconds(r.timeout_ms) * std::min(round + 1, max_late_rounds + 1);
   auto until = fabric::deadline::after(late);
+  auto t0 = fabric::clock::now();
   try {
     auto got = serving ? fabric::serve_pings(plan, until) : fabric::send_pings(plan, until);
     out.pings = got.exchanged;
@@ -58,6 +59,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
     if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
     out.error = e.what();
   }
+  out.elapsed_us = fabric::us_since(t0);
   return out;
 }
 
@@ -84,6 +86,7 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index) {
                    {"port", p.port},
                    {"pings", p.pings},
                    {"connect_us", p.connect_us ? nlohmann::json(*p.connect_us) : nlohmann::json(nullptr)},
+                   {"elapsed_us", p.elapsed_us},
                    {"latency", p.latency ? nlohmann::json(*p.latency) : nlohmann::json(nullptr)}};
   return j;
 }

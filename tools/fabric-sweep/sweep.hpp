@@ -98,6 +98,7 @@ struct pair_result {
   std::string error;
   std::optional<fabric::latency_summary> latency;  ///< client side
   std::optional<double> connect_us;
+  double elapsed_us = 0;        ///< the pair on this side, waiting for the peer included
   std::uint64_t pings = 0;
 };
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# fabric-sweep across four guests on one wire (tests/fabric/bed --hosts 4),
+# launched by real Slurm (slurmctld on A, slurmd and munged on every guest)
+# and by ClusterShell and pdsh through the bed's remote shell: a clean
+# sweep, a delayed link and a lossy one (netem), a host down from the
+# start and a host killed mid-sweep, each merged by `fabric-sweep report`.
+. "$(dirname "$0")/../fabric/lib.sh" "$@"
+BED=$(cd "$(dirname "$0")/../fabric" && pwd)
+SWEEP=$BIN/fabric-sweep
+HOSTS=fabric-a,fabric-b,fabric-c,fabric-d  # letters: no range syntax
+
+for h in b c d; do "$BED/on-peer" --host "$h" run "$BED/slurm-up" 4 >/dev/null; done
+"$BED/slurm-up" 4 >/dev/null
+export SLURM_CONF=/run/slurm/slurm.conf
+for _ in $(seq 60); do
+  [ "$(sinfo -h -o %t | sort -u)" = idle ] && break
+  sleep 0.5
+done
+check "Slurm: four idle nodes" test "$(sinfo -h -N -o %t | grep -c idle)" -eq 4
+
+# Every guest reads the address file: it goes where all of them see it.
+printf 'fabric-a 10.0.0.1\nfabric-b 10.0.0.2\nfabric-c 10.0.0.3\nfabric-d 10.0.0.4\n' >"$FABRIC_OUT/addresses"
+ARGS=(--address-file "$FABRIC_OUT/addresses" -C 30 --json=lines)
+CAP=240  # a whole sweep per command
+
+# on HOST CMD...: runs CMD on guest HOST (a: here).
+on() {
+  local h=$1; shift
+  if [ "$h" = a ]; then "$@"; else "$BED/on-peer" --host "$h" run "$@"; fi
+}
+# delay_link FROM TO_ADDR NETEM...: netem on FROM's packets to TO_ADDR only.
+delay_link() {
+  local from=$1 to=$2; shift 2
+  on "$from" tc qdisc add dev eth0 root handle 1: prio
+  on "$from" tc qdisc add dev eth0 parent 1:3 handle 30: netem "$@"
+  on "$from" tc filter add dev eth0 parent 1:0 protocol ip u32 match ip dst "$to/32" flowid 1:3
+}
+clear_tc() { for h in a b c d; do on "$h" tc qdisc del dev eth0 root 2>/dev/null || true; done; }
+
+# 1. A clean sweep under srun: every pair, one task per guest.
+t0=$SECONDS
+expect_rc 0 "srun: a clean sweep" srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${ARGS[@]}"
+cp "$LAST_OUT" "$WORK/clean.jsonl"
+clean_s=$((SECONDS - t0))
+check "srun: lines carry srun's labels" grep -q '^0: {' "$WORK/clean.jsonl"
+expect_rc 0 "report: every pair of four hosts passed" "$SWEEP" report --html "$WORK/clean.html" -j "$WORK/clean.jsonl"
+check "report: six pairs ok, ranks from Slurm" json_check "$LAST_OUT" \
+  'd["summary"]["ok"] == 6 and d["summary"]["hosts"] == ["fabric-a","fabric-b","fabric-c","fabric-d"]'
+check "report: the HTML page has the heat map" grep -q "<svg" "$WORK/clean.html"
+echo "    | clean sweep of 4 hosts under srun: ${clean_s}s"
+
+# 2. One link delayed (c -> d), one lossy (a -> b): the delayed link is the
+# outlier, the lossy one is not passed as ok.
+delay_link c 10.0.0.4 delay 20ms
+delay_link a 10.0.0.2 loss 30%
+srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${ARGS[@]}" --timeout 8000 >"$WORK/faulty.jsonl" 2>"$WORK/faulty.err" || true
+clear_tc
+expect_rc 1 "report: a delayed and a lossy link fail the sweep (1)" "$SWEEP" report -j "$WORK/faulty.jsonl"
+check "report: the delayed link c-d is the slow pair" json_check "$LAST_OUT" \
+  '[(r["a"], r["b"]) for r in d["results"] if r["state"] == "slow"] == [("fabric-c", "fabric-d")] or
+   ("fabric-c", "fabric-d") in [(r["a"], r["b"]) for r in d["results"] if r["state"] == "slow"]'
+check "report: the lossy link a-b is not ok" json_check "$LAST_OUT" \
+  'not [r for r in d["results"] if (r["a"], r["b"]) == ("fabric-a", "fabric-b")][0]["ok"]'
+
+# 3. ClusterShell with the bed's remote shell, host d down from the start:
+# its peers each lose a bounded wait, and the report names it.
+t0=$SECONDS
+clush -R exec -w fabric-a,fabric-b,fabric-c "$BED/bed-rsh" %h "$SWEEP" --hosts "$HOSTS" "${ARGS[@]}" --timeout 3000 \
+  </dev/null >"$WORK/down.jsonl" 2>"$WORK/down.err" || true
+check "clush: a dead host costs its peers a bounded wait" test $((SECONDS - t0)) -le 90
+check "clush: lines carry clush's labels" grep -q '^fabric-b: {' "$WORK/down.jsonl"
+expect_rc 1 "report: a host down from the start (1)" "$SWEEP" report -j "$WORK/down.jsonl"
+check "report: fabric-d's three pairs failed, it is the worst host" json_check "$LAST_OUT" \
+  'd["summary"]["failed"] == 3 and d["summary"]["ok"] == 3 and d["summary"]["worst_hosts"][0]["host"] == "fabric-d"'
+
+# 4. pdsh, host b killed mid-sweep (longer pairs, killed after 6 s): what
+# it printed counts, its later pairs fail or go missing, the others pass.
+LONG="--hosts $HOSTS --address-file $FABRIC_OUT/addresses -C 600 --json=lines --timeout 8000"
+pdsh -R exec -w "$HOSTS" "$BED/bed-rsh" %h bash -c \
+  "if [ \$(hostname) = fabric-b ]; then exec timeout -s KILL 6 $SWEEP $LONG; else exec $SWEEP $LONG; fi" \
+  </dev/null >"$WORK/killed.jsonl" 2>"$WORK/killed.err" || true
+check "pdsh: lines carry pdsh's labels" grep -q '^fabric-c: {' "$WORK/killed.jsonl"
+expect_rc 1 "report: a host killed mid-sweep (1)" "$SWEEP" report -j "$WORK/killed.jsonl"
+check "report: every pair without fabric-b passed; fabric-b is the worst host" json_check "$LAST_OUT" \
+  'all(r["state"] != "failed" for r in d["results"] if "fabric-b" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-b"'
+
+finish
