@@ -14,20 +14,15 @@ printf 'fabric-%s 10.0.0.%d\n' a 1 b 2 c 3 d 4 >"$FABRIC_OUT/addresses"
 out=$(mktemp)
 srun -N "$n" --ntasks-per-node=1 --label "$BIN/fabric-sweep" --address-file "$FABRIC_OUT/addresses" \
   -C "$COUNT" --json=lines >"$out" 2>/dev/null
-python3 - "$out" "$n" <<'PY'
+"$BIN/fabric-sweep" report -j "$out" >"$out.report" || true
+python3 - "$out.report" <<'PY'
 import json, sys
-rounds, whole = {}, 0.0
-for line in open(sys.argv[1]):
-    j = json.loads(line[line.index("{"):])
-    if j.get("event") == "pair":
-        p = j["pair"]
-        rounds[p["round"]] = max(rounds.get(p["round"], 0.0), p["elapsed_us"])
-    elif "summary" in j and j["summary"].get("elapsed_us"):
-        whole = max(whole, j["summary"]["elapsed_us"])
-n = int(sys.argv[2])
-floor = sum(rounds.values())
-print(f"sweep: {n} hosts, {len(rounds)} rounds (n-1 = {n - 1})")
-print(f"sweep: whole {whole / 1e3:.1f} ms, sum of rounds' slowest pair {floor / 1e3:.1f} ms, "
-      f"overhead {whole / floor:.2f} (goal <= 1.2)")
+s = json.load(open(sys.argv[1]))["summary"]
+n = len(s["hosts"])
+print("sweep: %d hosts, %d rounds (n-1 = %d), %d of %d pairs ok" % (n, s["rounds"], n - 1, s["ok"], s["pairs"]))
+if s["sweep_us"] and s["rounds_slowest_us"]:
+    print("sweep: whole %.1f ms, sum of the rounds' slowest pairs %.1f ms, overhead %.2f (goal <= 1.2)"
+          % (s["sweep_us"] / 1e3, s["rounds_slowest_us"] / 1e3, s["sweep_us"] / s["rounds_slowest_us"]))
 PY
+rm -f "$out.report"
 rm -f "$out"

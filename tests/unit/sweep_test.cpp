@@ -121,3 +121,18 @@ TEST(sweep_report, all_ok_passes_and_host_names_are_escaped) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(sweep_report, long_lines_split_by_srun_are_joined_again) {
+  auto line = pair_line("", "n1", "n2", true, 20);
+  auto cut = line.size() / 3;
+  std::vector<std::string> lines{"0: " + line.substr(0, cut), "1: " + pair_line("", "n1", "n3", true, 21),
+                                 "0: " + line.substr(cut, cut), "0: " + line.substr(2 * cut),
+                                 "2: {\"never\": \"ends", "2: " + pair_line("", "n2", "n3", true, 22)};
+  auto m = sweep::merge(lines, 3.0);
+  EXPECT_EQ(m.count("ok"), 3u);
+  EXPECT_EQ(m.notes.size(), 1u) << "the piece that never ended";
+}
+
+}  // namespace

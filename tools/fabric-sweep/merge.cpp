@@ -48,6 +48,7 @@ std::optional<fabric::latency_summary> summary_of(const json& j) {
 struct reading {
   std::vector<std::string> hosts;  ///< a rank's list of every host
   std::vector<json> pairs;
+  std::optional<double> sweep_us;  ///< a rank's whole sweep (its document)
 };
 
 reading read_line(const std::string& line) {
@@ -62,6 +63,7 @@ reading read_line(const std::string& line) {
     for (const auto& item : j["results"])
       if (item.value("kind", "") == "pair") r.pairs.push_back(item);
     if (j["summary"].contains("hosts")) r.hosts = j["summary"]["hosts"].get<std::vector<std::string>>();
+    if (j["summary"].value("elapsed_us", json()).is_number()) r.sweep_us = j["summary"]["elapsed_us"].get<double>();
   }
   return r;
 }
@@ -72,8 +74,30 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
   matrix m;
   std::vector<json> seen;
   std::size_t unreadable = 0;
-  for (const auto& line : lines) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  // srun -l splits a long line into labelled pieces ("0: {...", "0: ...");
+  // a piece that is not whole JSON waits for the next piece with its label.
+  std::map<std::string, std::string> pending;  // label -> text so far
+  auto whole = [](const std::string& text) {
+    auto brace = text.find('{');
+    return brace != std::string::npos && json::accept(std::string_view(text).substr(brace));
+  };
+  for (const auto& raw : lines) {
+    if (raw.find_first_not_of(" \t\r") == std::string::npos) continue;
+    std::string line = raw;
+    for (auto it = pending.begin(); it != pending.end(); ++it) {
+      if (!raw.starts_with(it->first)) continue;
+      std::string joined = it->second + raw.substr(it->first.size());
+      if (whole(joined) || !whole(raw)) line = std::move(joined);
+      else ++unreadable;  // what waited never ended; this line stands alone
+      pending.erase(it);
+      break;
+    }
+    auto brace = line.find('{');
+    if (brace != std::string::npos && !whole(line)) {
+      if (line.size() < (std::size_t{1} << 20)) pending[line.substr(0, brace)] = line;
+      else ++unreadable;
+      continue;
+    }
     reading r;
     try {
       r = read_line(line);
@@ -86,8 +110,10 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
       continue;
     }
     if (!r.hosts.empty() && r.hosts.size() > m.hosts.size()) m.hosts = r.hosts;
+    if (r.sweep_us) m.sweep_us = std::max(m.sweep_us.value_or(0.0), *r.sweep_us);
     for (auto& p : r.pairs) seen.push_back(std::move(p));
   }
+  unreadable += pending.size();
   if (unreadable > 0) m.notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", unreadable));
   // Hosts named only in pair lines (no rank's list came through).
   for (const auto& p : seen)
@@ -111,6 +137,7 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
     bool ok = p.value("ok", false);
     bool client_side = p.value("side", "") == "client";
     slot.round = p.value("round", 0);
+    slot.elapsed_us = std::max(slot.elapsed_us, p.value("elapsed_us", 0.0));
     // The client's word is the measurement; a failure from either side stands.
     if (!ok) {
       slot.state = "failed";
@@ -136,6 +163,12 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
     if (p.state == "ok" && p.latency && p50s.size() >= 3 && p.latency->p50 > outlier_factor * m.median_p50_us &&
         p.latency->p50 > m.median_p50_us + 3 * 1.4826 * m.mad_us)
       p.state = "slow";
+
+  std::map<int, double> slowest;
+  for (const auto& p : m.pairs)
+    if (p.round > 0) slowest[p.round] = std::max(slowest[p.round], p.elapsed_us);
+  m.rounds = static_cast<int>(slowest.size());
+  for (const auto& [round, us] : slowest) m.rounds_slowest_us += us;
 
   std::map<std::string, int> bad;
   for (const auto& p : m.pairs)
@@ -224,6 +257,9 @@ void to_json(json& j, const options& opt, const matrix& m) {
                   {"median_p50_us", m.median_p50_us},
                   {"mad_us", m.mad_us},
                   {"worst_hosts", std::move(worst)},
+                  {"rounds", m.rounds},
+                  {"sweep_us", m.sweep_us ? json(*m.sweep_us) : json(nullptr)},
+                  {"rounds_slowest_us", m.rounds_slowest_us},
                   {"notes", m.notes}};
 }
 

@@ -123,6 +123,7 @@ struct merged_pair {
   std::string error;
   std::optional<fabric::latency_summary> latency;
   int round = 0;
+  double elapsed_us = 0;          ///< the longer of its two sides
 };
 
 struct matrix {
@@ -131,6 +132,9 @@ struct matrix {
   double median_p50_us = 0, mad_us = 0;
   std::vector<std::pair<std::string, int>> worst;  ///< hosts in bad pairs, most first
   std::vector<std::string> notes;  ///< lines that could not be read, hosts that said nothing
+  std::optional<double> sweep_us;  ///< the longest rank's whole sweep, when its document came through
+  int rounds = 0;                  ///< rounds seen
+  double rounds_slowest_us = 0;    ///< the sum of each round's slowest pair: the floor of rounds in lockstep
   std::size_t count(std::string_view state) const;
 };
 
