@@ -94,4 +94,13 @@ rc=0; sim 30 "$ORIG" -S "$WORK/sa.sock" -d 10.0.0.5 -v >"$WORK/o" 2>/dev/null ||
 if [ $rc -eq 0 ] && grep -q '^SA verification: success$' "$WORK/o"; then pass "rdma-core's ib_acme -v through the stand-in"
 else fail "rdma-core's ib_acme -v (exit $rc)"; cat "$WORK/o"; fi
 
+# Ctrl-C while the SA does not answer (OpenSM paused): the wait ends at
+# once with 130, not at --timeout.
+pkill -STOP -f "opensm -f $WORK/opensm.log" 2>/dev/null
+sleep 0.5
+t0=$SECONDS
+rc=0; sim --preserve-status -s INT 2 "$OURS" -S "$WORK/sa.sock" -d 10.0.0.5 -v --timeout 30000 >"$WORK/i" 2>"$WORK/i.err" || rc=$?
+if [ $rc -eq 130 ] && [ $((SECONDS - t0)) -le 6 ]; then pass "-v: Ctrl-C while the SA is silent exits 130 at once"
+else fail "-v Ctrl-C: exit $rc after $((SECONDS - t0)) s"; cat "$WORK/i" "$WORK/i.err"; fi
+
 finish

@@ -193,7 +193,10 @@ path_answer query_path(const port_info& port, const path_record& want, std::chro
       return ans;
     }
     // The wait is ours, so that Ctrl-C ends it; umad_recv then only reads.
-    if (!wait_readable(agent.fd(), until)) continue;
+    // In short slices: a umad shim (umad2sim) may poll our descriptors its
+    // own way and miss the interrupt's.
+    throw_if_interrupted();
+    if (!wait_readable(agent.fd(), deadline::after(std::chrono::milliseconds(100)).min(until))) continue;
     int len = static_cast<int>(rbuf.size() - umad_size());
     int rc = umad_recv(agent.fd(), rbuf.data(), &len, 0);
     if (rc < 0) {
