@@ -77,10 +77,13 @@ check "endless --json=lines: ping events, then the document" json_lines_check "$
    and [l["ping"]["seq"] for l in lines if l.get("event") == "ping"] == list(range(d["summary"]["pings"]))
    and lines[-2]["event"] == "result" and lines[-2]["result"] == d["results"][0]
    and d["summary"]["rtt"]["count"] == d["summary"]["pings"]'
-# The client may stop in the middle of a ping: its server then ends with 5.
+# The client may stop in the middle of a ping: its server then ends with 5
+# (the disconnect seen), 6 (not seen within --timeout) or 7 (its RDMA READ
+# met the client's memory already gone); what matters here is its lines.
 wait_bg srv 20
+tail -n 1 "$(bg_out srv)" | cut -c1-300 | sed 's/^/    | server document: /'
 check "server --json=lines: its own events and document" json_lines_check "$(bg_out srv)" \
-  'd["role"] == "server" and d["exit_code"] in (0, 5) and lines[0]["event"] == "connected"
+  'd["role"] == "server" and d["exit_code"] in (0, 5, 6, 7) and lines[0]["event"] == "connected"
    and lines[0]["role"] == "server" and lines[-2]["event"] == "result"
    and sum(1 for l in lines if l.get("event") == "ping") == d["summary"]["pings"] >= 300'
 
