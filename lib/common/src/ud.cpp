@@ -214,14 +214,19 @@ address_handle ud_endpoint::create_ah(const ibv_ah_attr& attr) const {
   return address_handle(check_ptr(ibv_create_ah(pd_.get(), &copy), "ibv_create_ah"));
 }
 
-ibv_grh& ud_endpoint::grh(std::uint32_t slot) const {
-  return *reinterpret_cast<ibv_grh*>(recv_buf_.data() + slot * (grh_bytes + cfg_.size));
+ibv_grh ud_endpoint::grh(std::uint32_t slot) const {
+  // A slot is grh_bytes + size long, so a GRH need not be aligned for
+  // ibv_grh: it is copied out, not referred to in place.
+  ibv_grh h;
+  std::memcpy(&h, recv_buf_.data() + slot * (grh_bytes + cfg_.size), sizeof h);
+  return h;
 }
 
 address_handle ud_endpoint::create_reply_ah(const ibv_wc& wc) const {
   auto copy = wc;
+  auto h = grh(slot_of(wc));
   return address_handle(
-      check_ptr(ibv_create_ah_from_wc(pd_.get(), &copy, &grh(slot_of(wc)), id_->port_num), "ibv_create_ah_from_wc"));
+      check_ptr(ibv_create_ah_from_wc(pd_.get(), &copy, &h, id_->port_num), "ibv_create_ah_from_wc"));
 }
 
 namespace {

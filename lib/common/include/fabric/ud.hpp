@@ -167,8 +167,9 @@ public:
   /// An AH back to the sender of a received datagram, from its completion
   /// and the GRH in its receive slot.
   [[nodiscard]] address_handle create_reply_ah(const ibv_wc& wc) const;
-  /// The GRH of receive slot `slot` (meaningful when its completion has IBV_WC_GRH).
-  [[nodiscard]] ibv_grh& grh(std::uint32_t slot) const;
+  /// A copy of the GRH of receive slot `slot` (meaningful when its
+  /// completion has IBV_WC_GRH).
+  [[nodiscard]] ibv_grh grh(std::uint32_t slot) const;
 
   /// Whether a completion is of a send; otherwise it is of a receive.
   [[nodiscard]] static bool is_send(const ibv_wc& wc) noexcept { return (wc.wr_id & send_flag) != 0; }
