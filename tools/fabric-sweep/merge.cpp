@@ -3,6 +3,7 @@
 
 #include "fabric/console.hpp"
 #include "fabric/files.hpp"
+#include "fabric/json_values.hpp"
 
 #include <fmt/format.h>
 
@@ -244,7 +245,7 @@ void to_json(json& j, const options& opt, const matrix& m) {
                        {"b", p.b},
                        {"state", p.state},
                        {"round", p.round},
-                       {"latency", p.latency ? json(*p.latency) : json(nullptr)}});
+                       {"latency", fabric::value_or_null(p.latency)}});
   j["results"] = std::move(results);
   json worst = json::array();
   for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
@@ -258,7 +259,7 @@ void to_json(json& j, const options& opt, const matrix& m) {
                   {"mad_us", m.mad_us},
                   {"worst_hosts", std::move(worst)},
                   {"rounds", m.rounds},
-                  {"sweep_us", m.sweep_us ? json(*m.sweep_us) : json(nullptr)},
+                  {"sweep_us", fabric::value_or_null(m.sweep_us)},
                   {"rounds_slowest_us", m.rounds_slowest_us},
                   {"notes", m.notes}};
 }

@@ -2,10 +2,13 @@
 #include "sweep.hpp"
 
 #include "fabric/completion.hpp"
+#include "fabric/json_values.hpp"
 
 #include <fmt/format.h>
 
 namespace sweep {
+
+using fabric::text_or_null;
 
 CLI::App* add_options(CLI::App& app, options& opt) {
   auto& r = opt.run;
@@ -45,12 +48,11 @@ void validate(const options& opt) {
 }
 
 nlohmann::json options_json(const options& o) {
-  auto text_or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
   if (o.reporting)
     return {{"files", o.report.files}, {"html", text_or_null(o.report.html)}, {"outlier_factor", o.report.outlier_factor}};
   const auto& r = o.run;
   return {{"hosts", text_or_null(r.hosts)},
-          {"rank", r.rank ? nlohmann::json(*r.rank) : nlohmann::json(nullptr)},
+          {"rank", fabric::value_or_null(r.rank)},
           {"address", r.address},
           {"address_file", text_or_null(r.address_file)},
           {"port", r.port},

@@ -2,6 +2,7 @@
 #include "sweep.hpp"
 
 #include "fabric/console.hpp"
+#include "fabric/json_values.hpp"
 #include "fabric/rc_ping.hpp"
 
 #include <fmt/format.h>
@@ -85,9 +86,9 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index) {
                    {"side", p.role},
                    {"port", p.port},
                    {"pings", p.pings},
-                   {"connect_us", p.connect_us ? nlohmann::json(*p.connect_us) : nlohmann::json(nullptr)},
+                   {"connect_us", fabric::value_or_null(p.connect_us)},
                    {"elapsed_us", p.elapsed_us},
-                   {"latency", p.latency ? nlohmann::json(*p.latency) : nlohmann::json(nullptr)}};
+                   {"latency", fabric::value_or_null(p.latency)}};
   return j;
 }
 
@@ -136,7 +137,7 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
                   {"rounds", rep.round_count},
                   {"pairs", rep.pairs.size()},
                   {"failed", failed},
-                  {"elapsed_us", rep.elapsed_us ? nlohmann::json(*rep.elapsed_us) : nlohmann::json(nullptr)}};
+                  {"elapsed_us", fabric::value_or_null(rep.elapsed_us)}};
 }
 
 }  // namespace sweep

@@ -4,6 +4,7 @@
 
 #include "fabric/completion.hpp"
 #include "fabric/console.hpp"
+#include "fabric/json_values.hpp"
 #include "fabric/range.hpp"
 
 #include <fmt/format.h>
@@ -16,6 +17,8 @@
 #include <cstdlib>
 
 namespace ib_acme {
+
+using fabric::text_or_null;
 
 using fabric::error;
 using fabric::exit_code;
@@ -178,7 +181,6 @@ std::string_view format_name(char f) {
 }
 
 nlohmann::json options_json(const options& o) {
-  auto text_or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
   nlohmann::json perf;  // null without -P
   switch (o.perf) {
     case perf_mode::none: break;

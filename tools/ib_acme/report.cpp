@@ -2,9 +2,13 @@
 // and summary. No I/O here.
 #include "ib_acme.hpp"
 
+#include "fabric/json_values.hpp"
+
 #include <fmt/format.h>
 
 namespace ib_acme {
+
+using fabric::text_or_null;
 
 namespace acm = fabric::acm;
 
@@ -83,7 +87,6 @@ std::vector<sa_check::mismatch> compare_paths(const acm::path_record& a, const a
 }
 
 namespace {
-nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
 nlohmann::json item(std::string_view kind, std::size_t index, bool ok, const std::string& error) {
   return {{"kind", kind}, {"index", index}, {"ok", ok}, {"error", ok ? nlohmann::json(nullptr) : nlohmann::json(error.empty() ? std::string("failed") : error)}};
@@ -101,7 +104,7 @@ nlohmann::json result_json(const lookup& l, std::size_t index) {
   j["path"] = l.path ? path_json(*l.path) : nlohmann::json(nullptr);
   nlohmann::json v;  // null without -v
   if (l.verified || l.sa) {
-    v = {{"acm", l.verified ? nlohmann::json(*l.verified) : nlohmann::json(nullptr)},
+    v = {{"acm", fabric::value_or_null(l.verified)},
          {"acm_error", text_or_null(l.verify_error)},
          {"sa", nullptr}};
     if (l.sa) {

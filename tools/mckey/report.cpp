@@ -2,12 +2,15 @@
 #include "mckey.hpp"
 
 #include "fabric/completion.hpp"
+#include "fabric/json_values.hpp"
 #include "fabric/ud.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace mckey {
+
+using fabric::text_or_null;
 
 void add_options(CLI::App& app, options& opt) {
   app.add_option("-m,--group", opt.group, "IP multicast address of the group to join")->type_name(std::string(fabric::completion::host_type));
@@ -35,7 +38,6 @@ void add_options(CLI::App& app, options& opt) {
 }
 
 namespace {
-nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 }  // namespace
 
 void validate(const options& o) {
@@ -72,10 +74,10 @@ nlohmann::json options_json(const options& o) {
 
 nlohmann::json result_json(const qp_result& q) {
   auto j = fabric::result_json("join", "joined", "join_us", q);
-  j["dgid"] = q.dgid ? nlohmann::json(*q.dgid) : nlohmann::json(nullptr);
-  j["mlid"] = q.mlid ? nlohmann::json(*q.mlid) : nlohmann::json(nullptr);
-  j["sl"] = q.sl ? nlohmann::json(*q.sl) : nlohmann::json(nullptr);
-  j["loopback_blocked"] = q.loopback_blocked ? nlohmann::json(*q.loopback_blocked) : nlohmann::json(nullptr);
+  j["dgid"] = fabric::value_or_null(q.dgid);
+  j["mlid"] = fabric::value_or_null(q.mlid);
+  j["sl"] = fabric::value_or_null(q.sl);
+  j["loopback_blocked"] = fabric::value_or_null(q.loopback_blocked);
   return j;
 }
 
@@ -85,7 +87,7 @@ void to_json(nlohmann::json& j, const options& o, const report& r) {
   auto& results = j["results"] = nlohmann::json::array();
   for (const auto& q : r.results) results.push_back(result_json(q));
   auto summary = fabric::summary_json("joins", "join", r.results.size(), r.totals(), r.elapsed_us);
-  summary["mtu"] = r.mtu ? nlohmann::json(*r.mtu) : nlohmann::json(nullptr);
+  summary["mtu"] = fabric::value_or_null(r.mtu);
   summary["link_layer"] = text_or_null(r.link_layer);
   j["summary"] = std::move(summary);
 }

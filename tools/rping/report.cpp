@@ -4,12 +4,15 @@
 #include "protocol.hpp"
 
 #include "fabric/completion.hpp"
+#include "fabric/json_values.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
 
 namespace rping {
+
+using fabric::text_or_null;
 
 void add_options(CLI::App& app, options& opt) {
   auto* server = app.add_flag("-s,--server", opt.server, "Server side; to bind to any IPv6 address use -a ::0");
@@ -77,7 +80,6 @@ std::size_t report::failed() const {
 }
 
 namespace {
-nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 }  // namespace
 
 nlohmann::json options_json(const options& o) {

@@ -2,6 +2,7 @@
 #include "options.hpp"
 
 #include "fabric/completion.hpp"
+#include "fabric/json_values.hpp"
 
 #include <fmt/format.h>
 
@@ -11,6 +12,8 @@
 #include <cstdlib>
 
 namespace ucmatose {
+
+using fabric::text_or_null;
 
 void add_options(CLI::App& app, options& opt) {
   app.add_option("-s,--server", opt.server, "Server address: run as the client and connect to it")
@@ -64,7 +67,6 @@ void validate(options& opt) {
 }
 
 namespace {
-nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 }  // namespace
 
 nlohmann::json options_json(const options& o) {

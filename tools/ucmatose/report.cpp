@@ -1,11 +1,15 @@
 // The report's totals and renderings; no I/O here.
 #include "report.hpp"
 
+#include "fabric/json_values.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
 namespace ucmatose {
+
+using fabric::text_or_null;
 
 using fabric::exit_code;
 
@@ -39,7 +43,6 @@ std::uint64_t sum_of(const std::vector<connection_result>& conns, F f) {
   return n;
 }
 
-nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 
 /// Why connection c did not pass; empty when it did.
 std::string problem(const report& r, const connection_result& c) {
@@ -108,7 +111,7 @@ void to_json(nlohmann::json& j, const options& o, const report& r) {
                   {"lost", r.lost()},
                   {"verify_errors", r.verify_errors()},
                   {"unverified", r.unverified()},
-                  {"setup_us", r.setup_us ? nlohmann::json(*r.setup_us) : nlohmann::json(nullptr)},
+                  {"setup_us", fabric::value_or_null(r.setup_us)},
                   {"connections_per_second", r.connections_per_second()},
                   {"steps", std::move(steps)}};
 }

@@ -2,6 +2,7 @@
 #include "udaddy.hpp"
 
 #include "fabric/completion.hpp"
+#include "fabric/json_values.hpp"
 #include "fabric/ud.hpp"
 
 #include <fmt/format.h>
@@ -10,6 +11,8 @@
 #include <strings.h>
 
 namespace udaddy {
+
+using fabric::text_or_null;
 
 void add_options(CLI::App& app, options& opt) {
   app.add_option("-s,--server", opt.server, "Server address: run as the client and connect to it")
@@ -44,7 +47,6 @@ std::optional<address_format> parse_format(const std::string& name) {
 }
 
 namespace {
-nlohmann::json text_or_null(const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); }
 }  // namespace
 
 void validate(const options& o) {
@@ -74,7 +76,7 @@ nlohmann::json options_json(const options& o) {
           {"connections", o.connections},
           {"count", o.count},
           {"size", o.size},
-          {"tos", tos ? nlohmann::json(*tos) : nlohmann::json(nullptr)},
+          {"tos", fabric::value_or_null(tos)},
           {"port_space_number", ps ? nlohmann::json(static_cast<int>(*ps)) : nlohmann::json(nullptr)},
           {"port_space", ps ? nlohmann::json(fabric::port_space_name(*ps)) : nlohmann::json(nullptr)},
           {"format", o.format},
@@ -96,7 +98,7 @@ void to_json(nlohmann::json& j, const options& o, const report& r) {
   auto& results = j["results"] = nlohmann::json::array();
   for (const auto& c : r.results) results.push_back(result_json(c));
   auto summary = fabric::summary_json("connections", "connect", r.results.size(), r.totals(), r.elapsed_us);
-  summary["mtu"] = r.mtu ? nlohmann::json(*r.mtu) : nlohmann::json(nullptr);
+  summary["mtu"] = fabric::value_or_null(r.mtu);
   j["summary"] = std::move(summary);
 }
 

@@ -1,5 +1,7 @@
 #include "fabric/ud_report.hpp"
 
+#include "fabric/json_values.hpp"
+
 #include <fmt/format.h>
 
 namespace fabric {
@@ -42,10 +44,6 @@ nlohmann::json item_error(const ud_result& r, std::string_view ready) {
   return nullptr;
 }
 
-nlohmann::json optional_number(const std::optional<std::uint32_t>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 }  // namespace
 
 nlohmann::json result_json(std::string_view kind, std::string_view ready, std::string_view setup_key,
@@ -55,15 +53,15 @@ nlohmann::json result_json(std::string_view kind, std::string_view ready, std::s
                    {"ok", item_ok(r, ready)},
                    {"error", item_error(r, ready)},
                    {"state", r.state},
-                   {"qpn", optional_number(r.qpn)},
-                   {"remote_qpn", optional_number(r.remote_qpn)},
-                   {"qkey", optional_number(r.qkey)},
+                   {"qpn", value_or_null(r.qpn)},
+                   {"remote_qpn", value_or_null(r.remote_qpn)},
+                   {"qkey", value_or_null(r.qkey)},
                    {"sent", r.sent},
                    {"received", r.received},
                    {"expected", r.expected},
                    {"lost", r.lost()},
                    {"verify_errors", r.verify_errors}};
-  j[std::string(setup_key)] = r.setup_us ? nlohmann::json(*r.setup_us) : nlohmann::json(nullptr);
+  j[std::string(setup_key)] = fabric::value_or_null(r.setup_us);
   return j;
 }
 
@@ -73,7 +71,7 @@ nlohmann::json summary_json(std::string_view items_key, std::string_view setup_k
                    {"received", t.received}, {"expected", t.expected}, {"lost", t.lost},
                    {"verify_errors", t.verify_errors}};
   j[std::string(setup_key)] = t.setup.summary();
-  j["elapsed_us"] = elapsed_us ? nlohmann::json(*elapsed_us) : nlohmann::json(nullptr);
+  j["elapsed_us"] = fabric::value_or_null(elapsed_us);
   j["messages_per_second"] = nullptr;
   if (elapsed_us && *elapsed_us > 0)
     j["messages_per_second"] = static_cast<double>(t.sent + t.received) * 1e6 / *elapsed_us;
