@@ -7,8 +7,6 @@
 
 #include <fmt/format.h>
 
-#include <unistd.h>
-
 #include <algorithm>
 
 namespace sweep {
@@ -19,12 +17,6 @@ namespace {
 
 /// How many timeouts late a peer may be (its earlier rounds' dead hosts).
 constexpr int max_late_rounds = 3;
-
-std::string own_host_name() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return {};
-  return buf;
-}
 
 /// One pair: the server side listens and echoes, the client side times.
 pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
@@ -93,7 +85,7 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index) {
 }
 
 fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
-  rep.where = find_place(opt.run, from_environ(), own_host_name());
+  rep.where = find_place(opt.run, from_environ(), fabric::host_name());
   const auto& where = *rep.where;
   auto addrs = addresses(opt.run, where.hosts);
   auto schedule = rounds(static_cast<int>(where.hosts.size()));

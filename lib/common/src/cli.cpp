@@ -1,17 +1,15 @@
 #include "fabric/cli.hpp"
 
 #include "fabric/completion.hpp"
+#include "fabric/console.hpp"
 #include "fabric/wait.hpp"
 
 #include <fmt/format.h>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
-
 #include <iostream>
 #include <string>
 #include <system_error>
@@ -60,13 +58,11 @@ tos_reading read_tos(std::string_view text) {
 }
 
 nlohmann::json make_document(std::string_view tool, const verdict& v) {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
   return nlohmann::json{
       {"schema", schema_name(tool)},
       {"tool", tool},
       {"version", FABRIC_VERSION},
-      {"host", host},
+      {"host", host_name()},
       {"role", "none"},
       {"ok", v.ok()},
       {"exit_code", static_cast<int>(v.code)},

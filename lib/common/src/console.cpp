@@ -31,13 +31,13 @@ std::string printable(std::string_view bytes) {
   return out;
 }
 
-namespace {
-
 std::string host_name() {
   char buf[256] = {};
   if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
   return buf;
 }
+
+namespace {
 
 double unix_time() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

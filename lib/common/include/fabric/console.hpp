@@ -27,6 +27,10 @@ std::string schema_name(std::string_view tool);
 /// not UTF-8 become U+FFFD. `indent` < 0 gives one line.
 std::string dump_json(const nlohmann::json& j, int indent = -1);
 
+/// This host's name, as every document and line names it ("unknown" when
+/// the system will not say).
+std::string host_name();
+
 /// Bytes from a peer made safe for a terminal: printable ASCII as is,
 /// every other byte (control characters, escape sequences, bytes that are
 /// not ASCII) as \xNN. For human output of peer data; JSON needs none.
