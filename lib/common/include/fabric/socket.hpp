@@ -20,6 +20,11 @@ public:
   explicit unique_fd(int fd = -1) noexcept : fd_(fd) {}
   unique_fd(const unique_fd&) = delete;
   unique_fd& operator=(const unique_fd&) = delete;
+  unique_fd(unique_fd&& other) noexcept : fd_(other.release()) {}
+  unique_fd& operator=(unique_fd&& other) noexcept {
+    reset(other.release());
+    return *this;
+  }
   ~unique_fd();
   [[nodiscard]] int get() const noexcept { return fd_; }
   explicit operator bool() const noexcept { return fd_ >= 0; }
