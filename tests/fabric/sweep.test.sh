@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fabric-sweep in the Soft-RoCE guest: four ranks of one sweep as four
 # processes of this host (each pair on its own port), merged by the report;
-# then a sweep with one host dead from the start.
+# then one with a host dead from the start, whose rank 0 is pestered by
+# strangers while it gathers the ranks' times.
 . "$(dirname "$0")/lib.sh" "$@"
 SWEEP=$BIN/fabric-sweep
 T="--timeout 4000"
@@ -24,7 +25,7 @@ sweep() {
 sweep all 0 1 2 3
 for r in 0 1 2 3; do
   check "rank $r: valid lines" json_lines_check "$WORK/all-$r.out" \
-    'lines[-1]["ok"] and lines[-1]["summary"]["pairs"] == 3 and lines[-1]["summary"]["rounds"] == 3'
+    'lines[-1]["ok"] and lines[-1]["summary"]["rounds"] == 3 and len([r for r in lines[-1]["results"] if not r["retest"]]) == 3'
 done
 # Four processes on the guest's two emulated cores make noisy times: the
 # outlier rule is the unit tests' to check, here only that all pairs met.
@@ -34,14 +35,57 @@ check "report: six pairs, all ok, a valid document" json_check "$LAST_OUT" \
 check "report: the heat map is a page with an SVG" grep -q "<svg" "$WORK/all.html"
 expect_rc 0 "report, human: the matrix" "$SWEEP" report --outlier-factor 1000 "$WORK/all.jsonl"
 check "report, human: a row per host" test "$(grep -c '^h[1-4] ' "$LAST_OUT")" -eq 4
+check "rank 0 heard every rank's times" json_lines_check "$WORK/all-0.out" \
+  '[l["outliers"] for l in lines if l.get("event") == "outliers"][0]["ranks_heard"] == 4'
+for r in 1 2 3; do
+  check "rank $r: the same outliers as rank 0" json_lines_check "$WORK/all-$r.out" \
+    "[l['outliers'] for l in lines if l.get('event') == 'outliers'][0]['error'] is None and
+     [l['outliers'] for l in lines if l.get('event') == 'outliers'][0]['retest'] ==
+     [l['outliers'] for l in map(__import__('json').loads, open('$WORK/all-0.out')) if l.get('event') == 'outliers'][0]['retest']"
+done
 
 # Host h4 never starts: each of its peers loses one timeout, not more, and
-# the report names it.
+# the report names it. Rank 0 gathers the ranks' times while h2 still
+# waits out h4 in the last round; meanwhile strangers come to its
+# gathering port: one drips, one floods a line that never ends, one sends
+# bytes that are not text, one lies about a rank. They are not counted,
+# the ranks still get rank 0's answer, nothing crashes.
+cat >"$WORK/pester.py" <<'PY'
+import socket, sys, time
+addr, port = sys.argv[1], int(sys.argv[2])
+def connect():
+    for _ in range(600):
+        try:
+            return socket.create_connection((addr, port), timeout=2)
+        except OSError:
+            time.sleep(0.1)
+    sys.exit("rank 0 never listened")
+drip = connect(); drip.sendall(b'{"rank":')
+flood = connect()
+try:
+    flood.sendall(b"x" * (3 << 20))
+except OSError:
+    pass
+junk = connect(); junk.sendall(b"\xff\xfe\x00 not json\n")
+liar = connect(); liar.sendall(b'{"rank":9,"p50_us":[[0,9,1e9]]}\n')
+time.sleep(3)
+print("pestered")
+PY
+python3 "$WORK/pester.py" "$ADDR" 18515 >"$WORK/pester.out" 2>&1 &
+PESTER=$!
 t0=$SECONDS
 sweep dead 0 1 2
 check "a dead host costs its peers a bounded wait" test $((SECONDS - t0)) -le 60
+wait "$PESTER" || true
+check "the strangers reached rank 0 while it gathered" grep -q pestered "$WORK/pester.out"
 expect_rc 1 "report: the dead host's pairs fail (1)" "$SWEEP" report --outlier-factor 1000 -j "$WORK/dead.jsonl"
 check "report: h4 is the worst host, its three pairs failed" json_check "$LAST_OUT" \
   'd["summary"]["failed"] == 3 and d["summary"]["ok"] == 3 and d["summary"]["worst_hosts"][0]["host"] == "h4"'
+check "rank 0 heard ranks 1 and 2, not h4 nor the strangers" json_lines_check "$WORK/dead-0.out" \
+  '[l["outliers"] for l in lines if l.get("event") == "outliers"][0]["ranks_heard"] == 3'
+for r in 1 2; do
+  check "rank $r beside a dead host: rank 0's answer" json_lines_check "$WORK/dead-$r.out" \
+    '[l["outliers"] for l in lines if l.get("event") == "outliers"][0]["error"] is None'
+done
 
 finish

@@ -59,6 +59,9 @@ expect_rc 1 "report: a delayed and a lossy link fail the sweep (1)" "$SWEEP" rep
 check "report: the delayed link c-d is the slow pair" json_check "$LAST_OUT" \
   '[(r["a"], r["b"]) for r in d["results"] if r["state"] == "slow"] == [("fabric-c", "fabric-d")] or
    ("fabric-c", "fabric-d") in [(r["a"], r["b"]) for r in d["results"] if r["state"] == "slow"]'
+check "report: the delayed link was met again after the rounds, and stayed slow" json_check "$LAST_OUT" \
+  '[(r["retests"], r["state"]) for r in d["results"] if (r["a"], r["b"]) == ("fabric-c", "fabric-d")] == [(1, "slow")]'
+check "rank 0 named the delayed link to every rank" grep -q '"outliers":{[^}]*"retest":\[[^]]*"server":"fabric-c","client":"fabric-d"' "$WORK/faulty.jsonl"
 check "report: the lossy link a-b is not ok" json_check "$LAST_OUT" \
   'not [r for r in d["results"] if (r["a"], r["b"]) == ("fabric-a", "fabric-b")][0]["ok"]'
 

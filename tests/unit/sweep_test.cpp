@@ -136,3 +136,122 @@ TEST(sweep_report, long_lines_split_by_srun_are_joined_again) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(sweep_schedule, ports_of_a_big_fleet_stay_in_range_and_apart) {
+  for (int n : {4, 300, 2000}) {
+    auto cycle = sweep::port_cycle(18515, n);
+    EXPECT_GE(cycle, 6) << n;
+    std::set<int> near;  // the ports of rounds closer than a cycle differ
+    for (int r = 0; r < std::min(n - 1, cycle); ++r)
+      for (int slot = 0; slot < n / 2; ++slot) {
+        int port = sweep::pair_port(18515, n, r, {0, 1, slot});
+        EXPECT_GE(port, 18515);
+        EXPECT_LE(port, 65535);
+        EXPECT_TRUE(near.insert(port).second) << n << " round " << r;
+      }
+  }
+  // So many hosts that not even a few rounds fit above the port.
+  EXPECT_LT(sweep::port_cycle(65000, 2000), 6);
+}
+
+TEST(sweep_outliers, median_and_mad_name_only_the_far_pair) {
+  std::vector<sweep::measurement> all{{{0, 1}, 20}, {{0, 2}, 21}, {{1, 2}, 19}, {{0, 3}, 22}, {{1, 3}, 20}, {{2, 3}, 200}};
+  sweep::spread fleet;
+  EXPECT_EQ(sweep::outliers(all, 3.0, fleet), (std::vector<sweep::rank_pair>{{2, 3}}));
+  EXPECT_DOUBLE_EQ(fleet.median, 20.5);
+  EXPECT_EQ(fleet.samples, 6u);
+  // Noise is not an outlier: a wide spread keeps a pair at 3x the median in.
+  std::vector<sweep::measurement> noisy{{{0, 1}, 10}, {{0, 2}, 40}, {{1, 2}, 20}, {{0, 3}, 60}};
+  EXPECT_TRUE(sweep::outliers(noisy, 2.0, fleet).empty());
+  // Two pairs are no fleet.
+  EXPECT_TRUE(sweep::outliers({{{0, 1}, 10}, {{0, 2}, 1000}}, 3.0, fleet).empty());
+}
+
+TEST(sweep_outliers, retest_rounds_keep_every_host_to_one_peer) {
+  auto rs = sweep::retest_rounds({{2, 3}, {0, 3}, {0, 1}, {2, 3}, {1, 2}});
+  std::set<sweep::rank_pair> met;
+  for (const auto& round : rs) {
+    std::set<int> busy;
+    for (std::size_t i = 0; i < round.size(); ++i) {
+      EXPECT_EQ(round[i].slot, static_cast<int>(i));
+      EXPECT_TRUE(busy.insert(round[i].server).second && busy.insert(round[i].client).second);
+      EXPECT_TRUE(met.insert({round[i].server, round[i].client}).second) << "a pair twice";
+    }
+  }
+  EXPECT_EQ(met.size(), 4u);
+  EXPECT_EQ(rs.size(), 2u);
+  EXPECT_TRUE(sweep::retest_rounds({}).empty());
+}
+
+TEST(sweep_outliers, the_agreement_lines_read_back_and_lies_are_refused) {
+  auto line = sweep::measurements_line(3, {{{0, 3}, 20.5}, {{2, 3}, 200}});
+  auto got = sweep::read_measurements(line.substr(0, line.size() - 1), 4);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->first, 3);
+  EXPECT_EQ(got->second.size(), 2u);
+  EXPECT_FALSE(sweep::read_measurements(line, 3)) << "rank 3 of 3 hosts";
+  for (const char* lie : {"", "{", "[]", "\xff\xfe", R"({"rank":1})", R"({"rank":-1,"p50_us":[]})",
+                          R"({"rank":1,"p50_us":[[0,2,5]]})",        // another client's pair
+                          R"({"rank":1,"p50_us":[[1,1,5]]})", R"({"rank":1,"p50_us":[[0,1,-5]]})",
+                          R"({"rank":1,"p50_us":[[0,1,"5"]]})", R"({"rank":1.5,"p50_us":[]})",
+                          R"({"rank":1,"p50_us":[[0,1,1e400]]})"})
+    EXPECT_FALSE(sweep::read_measurements(lie, 4)) << lie;
+
+  sweep::agreement a;
+  a.retest = {{2, 3}};
+  a.fleet = {20.5, 1, 6};
+  auto answer = sweep::read_agreement(sweep::agreement_line(a), 4);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->retest, a.retest);
+  EXPECT_DOUBLE_EQ(answer->fleet.median, 20.5);
+  for (const char* lie : {R"({"retest":[[3,2]]})", R"({"retest":[[0,9]]})", R"({"retest":"all"})", R"({"retest":[[0,1,2]]})",
+                          R"({"retest":[[0,1],[0,1],[0,1],[0,1],[0,1],[0,1],[0,1]]})"})
+    EXPECT_FALSE(sweep::read_agreement(lie, 4)) << lie;
+}
+
+std::string meeting_line(const std::string& server, const std::string& client, int round, bool retest, bool ok, double p50) {
+  nlohmann::json pair{{"kind", "pair"}, {"ok", ok}, {"error", ok ? nlohmann::json(nullptr) : nlohmann::json("timed out")},
+                      {"round", round}, {"retest", retest}, {"server", server}, {"client", client}, {"side", "client"},
+                      {"elapsed_us", 1000.0 * round}};
+  if (ok) pair["latency"] = {{"count", 10}, {"p50_us", p50}, {"p99_us", p50 * 1.2}};
+  return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "pair"}, {"pair", pair}}.dump();
+}
+
+TEST(sweep_report, a_retest_that_passes_clears_the_pair_and_one_still_slow_stays_slow) {
+  std::vector<std::string> lines{
+      meeting_line("n1", "n2", 1, false, true, 20), meeting_line("n3", "n4", 1, false, true, 200),
+      meeting_line("n1", "n3", 2, false, true, 21), meeting_line("n2", "n4", 2, false, true, 150),
+      meeting_line("n1", "n4", 3, false, true, 19), meeting_line("n2", "n3", 3, false, true, 20),
+      meeting_line("n3", "n4", 4, true, true, 190),  // the delayed link again
+      meeting_line("n2", "n4", 4, true, true, 22),   // a passing hiccup
+  };
+  auto m = sweep::merge(lines, 3.0);
+  ASSERT_EQ(m.pairs.size(), 6u);
+  auto pair = [&](const std::string& a, const std::string& b) {
+    return *std::find_if(m.pairs.begin(), m.pairs.end(), [&](const auto& p) { return p.a == a && p.b == b; });
+  };
+  EXPECT_EQ(pair("n3", "n4").state, "slow");
+  EXPECT_EQ(pair("n3", "n4").retests, 1);
+  EXPECT_DOUBLE_EQ(*pair("n3", "n4").first_p50_us, 200);
+  EXPECT_EQ(pair("n2", "n4").state, "ok");
+  EXPECT_DOUBLE_EQ(pair("n2", "n4").latency->p50, 22);
+  EXPECT_EQ(pair("n1", "n2").retests, 0);
+  EXPECT_FALSE(pair("n1", "n2").first_p50_us);
+  EXPECT_EQ(m.rounds, 4) << "the re-test round is a round";
+  auto table = sweep::format_matrix(m);
+  EXPECT_NE(table.find("re-tested: n3 <-> n4: p50 200.0 us, then 190.0 us (still slow)"), std::string::npos) << table;
+  EXPECT_NE(table.find("re-tested: n2 <-> n4: p50 150.0 us, then 22.0 us (passed)"), std::string::npos) << table;
+
+  // Failing every re-test fails the pair.
+  lines.push_back(meeting_line("n3", "n4", 4, true, false, 0));
+  lines[6] = meeting_line("n3", "n4", 5, true, false, 0);
+  auto worse = sweep::merge(lines, 3.0);
+  auto p = *std::find_if(worse.pairs.begin(), worse.pairs.end(), [](const auto& x) { return x.a == "n3" && x.b == "n4"; });
+  EXPECT_EQ(p.state, "failed");
+  EXPECT_EQ(p.retests, 2);
+  EXPECT_EQ(p.error.rfind("every re-test failed", 0), 0u) << p.error;
+}
+
+}  // namespace

@@ -56,10 +56,11 @@ std::string html_page(const matrix& m) {
                        : p.latency         ? heat(p.latency->p50, m.median_p50_us, 3.0)
                                            : "rgb(60,180,60)";
     std::string mark = p.state == "failed" ? "&#x2715;" : p.state == "missing" ? "?" : p.state == "slow" ? "!" : "";
-    std::string title = fmt::format("{} &#x2194; {}: {}{}", escape(p.a), escape(p.b), p.state,
+    std::string title = fmt::format("{} &#x2194; {}: {}{}{}", escape(p.a), escape(p.b), p.state,
                                     p.latency ? fmt::format(", p50 {:.1f} us, p99 {:.1f} us", p.latency->p50, p.latency->p99)
                                     : p.state == "failed" ? ": " + escape(p.error)
-                                                          : "");
+                                                          : "",
+                                    p.first_p50_us ? fmt::format(" (re-tested; first p50 {:.1f} us)", *p.first_p50_us) : "");
     for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
       svg += fmt::format(R"x(<g><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff"/>)x", title,
                          label + x * cell, label + y * cell, cell, cell, fill);

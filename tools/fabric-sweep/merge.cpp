@@ -24,13 +24,6 @@ std::size_t matrix::count(std::string_view state) const {
 
 namespace {
 
-double median_of(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 std::optional<fabric::latency_summary> summary_of(const json& j) {
   if (!j.is_object()) return std::nullopt;
   fabric::latency_summary s;
@@ -122,22 +115,25 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
       if (auto h = p.value(side, ""); !h.empty() && std::find(m.hosts.begin(), m.hosts.end(), h) == m.hosts.end())
         m.hosts.push_back(h);
 
-  std::map<std::pair<std::string, std::string>, merged_pair> by_pair;
+  // Each meeting of a pair (its round) merged from its two sides.
+  using host_pair = std::pair<std::string, std::string>;
+  struct meeting {
+    merged_pair seen;
+    bool retest = false;
+  };
+  std::map<host_pair, std::map<int, meeting>> meetings;
   auto key = [&](const std::string& x, const std::string& y) {
     auto ix = std::find(m.hosts.begin(), m.hosts.end(), x), iy = std::find(m.hosts.begin(), m.hosts.end(), y);
-    return ix < iy ? std::pair{x, y} : std::pair{y, x};
+    return ix < iy ? host_pair{x, y} : host_pair{y, x};
   };
-  for (std::size_t i = 0; i < m.hosts.size(); ++i)
-    for (std::size_t k = i + 1; k < m.hosts.size(); ++k) {
-      auto& p = by_pair[{m.hosts[i], m.hosts[k]}];
-      p.a = m.hosts[i];
-      p.b = m.hosts[k];
-    }
   for (const auto& p : seen) {
-    auto& slot = by_pair[key(p.value("server", ""), p.value("client", ""))];
+    int round = p.value("round", 0);
+    auto& at = meetings[key(p.value("server", ""), p.value("client", ""))][round];
+    auto& slot = at.seen;
     bool ok = p.value("ok", false);
     bool client_side = p.value("side", "") == "client";
-    slot.round = p.value("round", 0);
+    at.retest = p.value("retest", false);
+    slot.round = round;
     slot.elapsed_us = std::max(slot.elapsed_us, p.value("elapsed_us", 0.0));
     // The client's word is the measurement; a failure from either side stands.
     if (!ok) {
@@ -148,26 +144,57 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
       if (client_side) slot.latency = summary_of(p.value("latency", json()));
     }
   }
+  // A pair is its sweep round's meeting, unless it was met again: then
+  // the best of its re-tests stands (an outlier that passes once was
+  // passing traffic; one that fails every time is failed).
+  auto final_word = [](const std::map<int, meeting>& met) {
+    merged_pair out;
+    const merged_pair* best = nullptr;
+    const merged_pair* failed = nullptr;
+    for (const auto& [round, at] : met) {
+      if (!at.retest) {
+        out = at.seen;
+        continue;
+      }
+      ++out.retests;
+      if (at.seen.state == "ok" && (!best || (at.seen.latency && (!best->latency || at.seen.latency->p50 < best->latency->p50))))
+        best = &at.seen;
+      if (at.seen.state == "failed" && !failed) failed = &at.seen;
+    }
+    if (out.retests == 0) return out;
+    if (out.latency) out.first_p50_us = out.latency->p50;
+    int retests = out.retests;
+    auto first = out.first_p50_us;
+    out = best ? *best : failed ? *failed : out;
+    if (!best && failed) out.error = "every re-test failed: " + out.error;
+    out.retests = retests;
+    out.first_p50_us = first;
+    return out;
+  };
   for (std::size_t i = 0; i < m.hosts.size(); ++i)
-    for (std::size_t k = i + 1; k < m.hosts.size(); ++k) m.pairs.push_back(by_pair[{m.hosts[i], m.hosts[k]}]);
+    for (std::size_t k = i + 1; k < m.hosts.size(); ++k) {
+      auto it = meetings.find({m.hosts[i], m.hosts[k]});
+      merged_pair p = it == meetings.end() ? merged_pair{} : final_word(it->second);
+      p.a = m.hosts[i];
+      p.b = m.hosts[k];
+      m.pairs.push_back(std::move(p));
+    }
 
-  // Slow pairs: far above the fleet's median, by the factor and by 3
-  // (scaled) median absolute deviations, so that noise is not an outlier.
+  // Slow pairs: far above the fleet's median (the rule the run's re-tests use).
   std::vector<double> p50s;
   for (const auto& p : m.pairs)
     if (p.state == "ok" && p.latency) p50s.push_back(p.latency->p50);
-  m.median_p50_us = median_of(p50s);
-  std::vector<double> dev;
-  for (double v : p50s) dev.push_back(std::fabs(v - m.median_p50_us));
-  m.mad_us = median_of(dev);
+  auto fleet = spread_of(std::move(p50s));
+  m.median_p50_us = fleet.median;
+  m.mad_us = fleet.mad;
   for (auto& p : m.pairs)
-    if (p.state == "ok" && p.latency && p50s.size() >= 3 && p.latency->p50 > outlier_factor * m.median_p50_us &&
-        p.latency->p50 > m.median_p50_us + 3 * 1.4826 * m.mad_us)
-      p.state = "slow";
+    if (p.state == "ok" && p.latency && is_outlier(p.latency->p50, fleet, outlier_factor)) p.state = "slow";
 
+  // Every meeting took its round's time, the re-tests' included.
   std::map<int, double> slowest;
-  for (const auto& p : m.pairs)
-    if (p.round > 0) slowest[p.round] = std::max(slowest[p.round], p.elapsed_us);
+  for (const auto& [pair, met] : meetings)
+    for (const auto& [round, at] : met)
+      if (round > 0) slowest[round] = std::max(slowest[round], at.seen.elapsed_us);
   m.rounds = static_cast<int>(slowest.size());
   for (const auto& [round, us] : slowest) m.rounds_slowest_us += us;
 
@@ -213,6 +240,11 @@ std::string format_matrix(const matrix& m) {
   for (const auto& p : m.pairs)
     if (p.state == "failed")
       s += fmt::format("failed: {} <-> {}: {}\n", fabric::printable(p.a), fabric::printable(p.b), fabric::printable(p.error));
+  for (const auto& p : m.pairs)
+    if (p.retests > 0 && p.first_p50_us)
+      s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable(p.a), fabric::printable(p.b),
+                       *p.first_p50_us, p.latency ? fmt::format("{:.1f} us", p.latency->p50) : std::string("no time"),
+                       p.state == "ok" ? "passed" : p.state == "slow" ? "still slow" : p.state);
   if (!m.worst.empty()) {
     s += "worst hosts:";
     for (const auto& [h, n] : m.worst) s += fmt::format(" {} ({})", fabric::printable(h), n);
@@ -245,7 +277,9 @@ void to_json(json& j, const options& opt, const matrix& m) {
                        {"b", p.b},
                        {"state", p.state},
                        {"round", p.round},
-                       {"latency", fabric::value_or_null(p.latency)}});
+                       {"latency", fabric::value_or_null(p.latency)},
+                       {"retests", p.retests},
+                       {"first_p50_us", fabric::value_or_null(p.first_p50_us)}});
   j["results"] = std::move(results);
   json worst = json::array();
   for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
@@ -276,7 +310,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
     if (!in) throw fabric::error(fabric::exit_code::usage, fmt::format("{}: cannot read it", fabric::printable(f)));
     read_all(in);
   }
-  m = merge(lines, opt.report.outlier_factor);
+  m = merge(lines, opt.outlier_factor);
   if (!opt.report.html.empty()) fabric::write_file_atomically(opt.report.html, html_page(m));
   auto text = format_matrix(m);
   for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {

@@ -25,16 +25,18 @@ CLI::App* add_options(CLI::App& app, options& opt) {
   app.add_option("-C,--count", r.count, "Pings per pair")->check(CLI::Range(1, 1'000'000))->capture_default_str();
   app.add_option("-S,--size", r.size, "Bytes per ping")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
+  app.add_option("--retests", r.retests, "Extra meetings of each outlier pair after the rounds (0: none)")
+      ->check(CLI::Range(0, 10))->capture_default_str();
+  app.add_option("--outlier-factor", opt.outlier_factor,
+                 "A pair is slow when its median RTT is this many times the fleet's (and 3 MADs above it)")
+      ->check(CLI::Range(1.0, 1000.0))->capture_default_str();
 
   auto* rep = app.add_subcommand("report", "Merge the lines of every host into one matrix, JSON and HTML");
   rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")
       ->type_name(std::string(fabric::completion::file_type));
   rep->add_option("--html", opt.report.html, "Write the heat map here, a self-contained HTML page")
       ->type_name(std::string(fabric::completion::file_type));
-  rep->add_option("--outlier-factor", opt.report.outlier_factor,
-                  "A pair is slow when its median RTT is this many times the fleet's (and 3 MADs above it)")
-      ->check(CLI::Range(1.0, 1000.0))->capture_default_str();
-  rep->fallthrough();  // -j and --json=lines after "report" too
+  rep->fallthrough();  // -j, --json=lines and --outlier-factor after "report" too
   rep->callback([&opt] { opt.reporting = true; });
   return rep;
 }
@@ -49,7 +51,7 @@ void validate(const options& opt) {
 
 nlohmann::json options_json(const options& o) {
   if (o.reporting)
-    return {{"files", o.report.files}, {"html", text_or_null(o.report.html)}, {"outlier_factor", o.report.outlier_factor}};
+    return {{"files", o.report.files}, {"html", text_or_null(o.report.html)}, {"outlier_factor", o.outlier_factor}};
   const auto& r = o.run;
   return {{"hosts", text_or_null(r.hosts)},
           {"rank", fabric::value_or_null(r.rank)},
@@ -58,7 +60,9 @@ nlohmann::json options_json(const options& o) {
           {"port", r.port},
           {"count", r.count},
           {"size", r.size},
-          {"timeout", r.timeout_ms}};
+          {"timeout", r.timeout_ms},
+          {"retests", r.retests},
+          {"outlier_factor", o.outlier_factor}};
 }
 
 }  // namespace sweep

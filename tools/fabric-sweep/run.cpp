@@ -19,12 +19,16 @@ namespace {
 constexpr int max_late_rounds = 3;
 
 /// One pair: the server side listens and echoes, the client side times.
+/// It may take `late + 1` timeouts: its peer may still be waiting out a
+/// dead host in `late` earlier rounds.
 pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
-                     const pairing& p) {
+                     const pairing& p, int late) {
   const auto& r = opt.run;
   bool serving = where.rank == p.server;
   pair_result out;
   out.round = round;
+  out.server_rank = p.server;
+  out.client_rank = p.client;
   out.server = where.hosts[static_cast<std::size_t>(p.server)];
   out.client = where.hosts[static_cast<std::size_t>(p.client)];
   out.role = serving ? "server" : "client";
@@ -36,11 +40,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   plan.port = static_cast<std::uint16_t>(out.port);
   plan.size = static_cast<std::uint32_t>(r.size);
   plan.count = static_cast<std::uint64_t>(r.count);
-  // Rounds are not in lockstep: a live peer may still be in an earlier
-  // round, waiting out a dead host there. A pair of round r may take r + 1
-  // timeouts (at most four), so that a peer late by that much still meets.
-  auto late = std::chrono::milliseconds(r.timeout_ms) * std::min(round + 1, max_late_rounds + 1);
-  auto until = fabric::deadline::after(late);
+  auto until = fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms) * (late + 1));
   auto t0 = fabric::clock::now();
   try {
     auto got = serving ? fabric::serve_pings(plan, until) : fabric::send_pings(plan, until);
@@ -57,12 +57,34 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
 }
 
 std::string pair_line(const pair_result& p) {
-  std::string head = fmt::format("round {}: {} <-> {}", p.round + 1, p.server, p.client);
+  std::string head = fmt::format("{} {}: {} <-> {}", p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
   if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
   if (p.latency)
     return fmt::format("{}: {} pings, rtt min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head, p.pings, p.latency->min,
                        p.latency->p50, p.latency->p99, p.latency->max);
   return fmt::format("{}: served {} pings", head, p.pings);
+}
+
+nlohmann::json agreement_json(const agreement& a, const place& where) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (auto [s, c] : a.retest)
+    pairs.push_back({{"server", where.hosts[static_cast<std::size_t>(s)]}, {"client", where.hosts[static_cast<std::size_t>(c)]}});
+  bool known = a.error.empty();
+  return {{"error", fabric::text_or_null(a.error)},
+          {"retest", std::move(pairs)},
+          {"median_p50_us", known ? nlohmann::json(a.fleet.median) : nlohmann::json(nullptr)},
+          {"mad_us", known ? nlohmann::json(a.fleet.mad) : nlohmann::json(nullptr)},
+          {"ranks_heard", where.rank == 0 && known ? nlohmann::json(a.ranks_heard) : nlohmann::json(nullptr)}};
+}
+
+std::string agreement_text(const agreement& a, const place& where) {
+  if (!a.error.empty()) return fmt::format("outliers: no re-tests: {}", a.error);
+  if (a.retest.empty()) return fmt::format("outliers: none (median p50 {:.1f} us, MAD {:.1f} us)", a.fleet.median, a.fleet.mad);
+  std::string names;
+  for (auto [s, c] : a.retest)
+    names += fmt::format("{}{} <-> {}", names.empty() ? "" : ", ", where.hosts[static_cast<std::size_t>(s)],
+                         where.hosts[static_cast<std::size_t>(c)]);
+  return fmt::format("outliers: {} (median p50 {:.1f} us, MAD {:.1f} us); meeting again", names, a.fleet.median, a.fleet.mad);
 }
 
 }  // namespace
@@ -73,6 +95,7 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index) {
                    {"ok", p.ok},
                    {"error", p.ok ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
                    {"round", p.round + 1},
+                   {"retest", p.retest},
                    {"server", p.server},
                    {"client", p.client},
                    {"side", p.role},
@@ -88,20 +111,40 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   rep.where = find_place(opt.run, from_environ(), fabric::host_name());
   const auto& where = *rep.where;
   auto addrs = addresses(opt.run, where.hosts);
-  auto schedule = rounds(static_cast<int>(where.hosts.size()));
+  int n = static_cast<int>(where.hosts.size());
+  if (port_cycle(opt.run.port, n) < max_late_rounds + 2)
+    fabric::cli::usage_error(fmt::format("--port {}: too few ports above it for the rounds of {} hosts", opt.run.port, n));
+  auto schedule = rounds(n);
   rep.round_count = static_cast<int>(schedule.size());
   con.set_role("rank");
   con.event("sweep", {{"rank", where.rank}, {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
                       {"hosts", where.hosts}, {"rounds", rep.round_count}});
+  auto meet = [&](int round, const pairing& p, int late, bool retest) {
+    if (p.server != where.rank && p.client != where.rank) return;
+    rep.pairs.push_back(run_pair(opt, where, addrs, round, p, late));
+    auto& done = rep.pairs.back();
+    done.retest = retest;
+    con.line(pair_line(done));
+    con.event("pair", pair_json(done, rep.pairs.size() - 1));
+  };
   auto t0 = fabric::clock::now();
-  for (int round = 0; round < rep.round_count; ++round) {
-    for (const auto& p : schedule[static_cast<std::size_t>(round)]) {
-      if (p.server != where.rank && p.client != where.rank) continue;
-      rep.pairs.push_back(run_pair(opt, where, addrs, round, p));
-      const auto& done = rep.pairs.back();
-      con.line(pair_line(done));
-      con.event("pair", pair_json(done, rep.pairs.size() - 1));
-    }
+  // Rounds are not in lockstep: a live peer may still be in an earlier
+  // round, waiting out a dead host there. A pair of round r allows its peer
+  // to be r timeouts late (at most max_late_rounds).
+  for (int round = 0; round < rep.round_count; ++round)
+    for (const auto& p : schedule[static_cast<std::size_t>(round)]) meet(round, p, std::min(round, max_late_rounds), false);
+  // The outliers meet again, in extra rounds all ranks start together
+  // from rank 0's answer. The report keeps the best of the meetings.
+  if (opt.run.retests > 0 && n >= 3) {
+    rep.agreed = agree_on_outliers(opt, where, addrs, rep.pairs);
+    con.line(agreement_text(*rep.agreed, where));
+    con.event("outliers", agreement_json(*rep.agreed, where));
+    auto extra = retest_rounds(rep.agreed->retest);
+    for (int attempt = 0; attempt < opt.run.retests; ++attempt)
+      for (const auto& round : extra) {
+        for (const auto& p : round) meet(rep.round_count + rep.retest_rounds, p, 1, true);
+        ++rep.retest_rounds;
+      }
   }
   rep.elapsed_us = fabric::us_since(t0);
   std::size_t failed = 0;
@@ -127,6 +170,7 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
                   {"hosts", rep.where->hosts},
                   {"rank_from", rep.where->source},
                   {"rounds", rep.round_count},
+                  {"retest_rounds", rep.retest_rounds},
                   {"pairs", rep.pairs.size()},
                   {"failed", failed},
                   {"elapsed_us", fabric::value_or_null(rep.elapsed_us)}};

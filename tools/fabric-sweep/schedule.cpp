@@ -37,7 +37,11 @@ std::vector<std::vector<pairing>> rounds(int n) {
   return out;
 }
 
-int pair_port(int base, int n, int round, const pairing& p) { return base + round * (n / 2) + p.slot; }
+int port_cycle(int base, int n) { return (65536 - base) / std::max(1, n / 2); }
+
+int pair_port(int base, int n, int round, const pairing& p) {
+  return base + (round % std::max(1, port_cycle(base, n))) * std::max(1, n / 2) + p.slot;
+}
 
 environment from_environ() {
   environment env;

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sweep {
@@ -28,18 +29,19 @@ struct run_options {
   int count = 100;              ///< -C: pings per pair
   int size = 64;                ///< -S: bytes per ping
   int timeout_ms = 10000;       ///< --timeout: bound on each pair
+  int retests = 1;              ///< --retests: extra meetings of each outlier pair
 };
 
 struct report_options {
   std::vector<std::string> files;  ///< input files; none: stdin
   std::string html;                ///< --html FILE
-  double outlier_factor = 3.0;     ///< --outlier-factor
 };
 
 struct options {
   fabric::cli::output_options out;
   run_options run;
   report_options report;
+  double outlier_factor = 3.0;     ///< --outlier-factor: the run's re-tests and the report's verdict
   bool reporting = false;          ///< the report subcommand
 };
 
@@ -62,9 +64,13 @@ struct pairing {
 /// one peer per round; n - 1 rounds for even n, n for odd (a bye each).
 std::vector<std::vector<pairing>> rounds(int n);
 
-/// The rdma_cm port of a pair: distinct in every round, so that a late
-/// client never reaches the wrong round's server.
+/// The rdma_cm port of a pair: distinct among the pairs of a round and
+/// of the rounds near it, so that a late client never reaches another
+/// round's server. Ports above `base` are taken round after round and
+/// used again from `base` once they run out.
 int pair_port(int base, int n, int round, const pairing& p);
+/// Rounds apart before a pair's port comes round again.
+int port_cycle(int base, int n);
 
 /// Where this process stands: its rank among all hosts, and how that was found.
 struct place {
@@ -91,6 +97,8 @@ std::vector<std::string> addresses(const run_options& o, const std::vector<std::
 /// One pair as one side saw it.
 struct pair_result {
   int round = 0;
+  bool retest = false;          ///< an extra meeting of an outlier pair
+  int server_rank = 0, client_rank = 0;
   std::string server, client;   ///< host names
   std::string role;             ///< which side this is: server, client
   int port = 0;
@@ -102,9 +110,63 @@ struct pair_result {
   std::uint64_t pings = 0;
 };
 
+// ---- outliers (outliers.cpp, agree.cpp) ----------------------------------
+
+/// The fleet's middle and spread of p50 round-trip times.
+struct spread {
+  double median = 0, mad = 0;  ///< MAD: median absolute deviation
+  std::size_t samples = 0;
+};
+spread spread_of(std::vector<double> p50s);
+
+/// Slow: above `factor` times the fleet's median and 3 scaled MADs above
+/// it (so that noise is not an outlier); judged with three pairs or more.
+bool is_outlier(double p50, const spread& fleet, double factor);
+
+/// A pair by its ranks, the server's (lower) first.
+using rank_pair = std::pair<int, int>;
+
+/// A client's measurement of one pair.
+struct measurement {
+  rank_pair pair;
+  double p50_us = 0;
+};
+
+/// The outliers among the measurements, in rank order.
+std::vector<rank_pair> outliers(const std::vector<measurement>& all, double factor, spread& fleet);
+
+/// Extra rounds that meet each pair once, each host busy with one peer a round.
+std::vector<std::vector<pairing>> retest_rounds(std::vector<rank_pair> pairs);
+
+/// What rank 0 told every rank to re-test.
+struct agreement {
+  std::vector<rank_pair> retest;
+  spread fleet;
+  int ranks_heard = 0;  ///< rank 0: the ranks whose times it had, itself included
+  std::string error;    ///< why there was none: rank 0 unreachable, ...
+};
+
+/// The two messages of the agreement, one JSON line each: a rank's
+/// measurements to rank 0, and rank 0's answer. The readers take what a
+/// peer sends for untrusted: nullopt for anything but a well-formed line
+/// of n hosts.
+std::string measurements_line(int rank, const std::vector<measurement>& mine);
+std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n);
+std::string agreement_line(const agreement& a);
+std::optional<agreement> read_agreement(std::string_view line, int n);
+
+/// After the rounds: every rank sends rank 0 what it measured (TCP, to
+/// --port on rank 0's address); rank 0 waits for the ranks it met, names
+/// the outliers and answers each. Every wait bounded; a failure is in
+/// agreement::error, never thrown (but Ctrl-C).
+agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                            const std::vector<pair_result>& mine);
+
 struct run_report {
   std::optional<place> where;
   int round_count = 0;
+  int retest_rounds = 0;
+  std::optional<agreement> agreed;
   std::vector<pair_result> pairs;
   std::optional<double> elapsed_us;
 };
@@ -124,6 +186,8 @@ struct merged_pair {
   std::optional<fabric::latency_summary> latency;
   int round = 0;
   double elapsed_us = 0;          ///< the longer of its two sides
+  int retests = 0;                ///< extra meetings seen; their best stands
+  std::optional<double> first_p50_us;  ///< the sweep's round, when re-tested
 };
 
 struct matrix {
