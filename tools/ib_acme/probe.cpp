@@ -3,6 +3,7 @@
 #include "fabric/acm.hpp"
 #include "fabric/sa.hpp"
 #include "fabric/console.hpp"
+#include "fabric/ud.hpp"
 #include "fabric/wait.hpp"
 
 #include <fmt/format.h>
@@ -51,17 +52,6 @@ double verbs_rate(std::uint8_t width, std::uint8_t speed) {
   return lanes * per_lane;
 }
 
-std::string verbs_state(ibv_port_state s) {
-  switch (s) {
-    case IBV_PORT_DOWN: return "Down";
-    case IBV_PORT_INIT: return "Init";
-    case IBV_PORT_ARMED: return "Armed";
-    case IBV_PORT_ACTIVE: return "Active";
-    case IBV_PORT_ACTIVE_DEFER: return "ActiveDefer";
-    default: return "Nop";
-  }
-}
-
 /// Every local port, from verbs (MTU, state) and umad (SM, pkeys) together.
 std::vector<json> collect_ports(const options& opt, std::vector<fabric::sa::port_info>& umad_ports) {
   std::map<std::pair<std::string, int>, json> ports;
@@ -79,7 +69,7 @@ std::vector<json> collect_ports(const options& opt, std::vector<fabric::sa::port
       json j{{"device", dev},
              {"port", p},
              {"link_layer", pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"},
-             {"state", verbs_state(pa.state)},
+             {"state", fabric::port_state_name(static_cast<std::uint8_t>(pa.state))},
              {"mtu", fabric::mtu_bytes(pa.active_mtu)},
              {"max_mtu", fabric::mtu_bytes(pa.max_mtu)},
              {"rate_gbps", verbs_rate(pa.active_width, pa.active_speed)},

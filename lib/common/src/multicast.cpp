@@ -70,6 +70,7 @@ std::vector<port_info> all_ports() {
       info.device = ibv_get_device_name(list.get()[i]);
       info.port = p;
       info.link_layer = pa.link_layer;
+      info.state = static_cast<std::uint8_t>(pa.state);
       info.active_mtu = mtu_bytes(pa.active_mtu);
       info.path_mtu = info.active_mtu;
       ports.push_back(info);

@@ -32,6 +32,17 @@ std::string_view link_layer_name(std::uint8_t link_layer) noexcept {
   }
 }
 
+std::string_view port_state_name(std::uint8_t state) noexcept {
+  switch (state) {
+    case IBV_PORT_DOWN: return "Down";
+    case IBV_PORT_INIT: return "Init";
+    case IBV_PORT_ARMED: return "Armed";
+    case IBV_PORT_ACTIVE: return "Active";
+    case IBV_PORT_ACTIVE_DEFER: return "ActiveDefer";
+    default: return "Nop";
+  }
+}
+
 port_info query_port(rdma_cm_id* id) {
   if (id->verbs == nullptr) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
   port_info info;
@@ -40,6 +51,7 @@ port_info query_port(rdma_cm_id* id) {
   ibv_port_attr pa{};
   check_ret(ibv_query_port(id->verbs, id->port_num, &pa), fmt::format("ibv_query_port {} port {}", info.device, info.port));
   info.link_layer = pa.link_layer;
+  info.state = static_cast<std::uint8_t>(pa.state);
   info.active_mtu = mtu_bytes(pa.active_mtu);
   info.path_mtu = info.active_mtu;
   if (id->route.num_paths > 0 && id->route.path_rec != nullptr) {

@@ -48,11 +48,16 @@ std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept;
 /// "InfiniBand", "Ethernet", or "unspecified".
 std::string_view link_layer_name(std::uint8_t link_layer) noexcept;
 
+/// A port's state as ibstat names it: "Down", "Init", "Armed", "Active",
+/// "ActiveDefer", or "Nop".
+std::string_view port_state_name(std::uint8_t state) noexcept;
+
 /// The port an rdma_cm id is bound to, as far as a UD test cares.
 struct port_info {
   std::string device;              ///< "rxe0"
   std::uint8_t port = 0;           ///< port number
   std::uint8_t link_layer = 0;     ///< IBV_LINK_LAYER_*
+  std::uint8_t state = 0;          ///< IBV_PORT_*
   std::uint32_t active_mtu = 0;    ///< bytes
   std::uint32_t path_mtu = 0;      ///< bytes: the active MTU, lowered to the resolved route's
   std::uint32_t max_qp_wr = 0;     ///< device limit on work requests per queue
