@@ -41,3 +41,21 @@ TEST(completion, zsh_uses_arguments_with_descriptions) {
   EXPECT_NE(script.find("'(-p --port-space)'{-p,--port-space}'[Port space]:value:(udp ipoib)'"), std::string::npos);
   EXPECT_NE(script.find("'(-v --verbose)'{-v,--verbose}'[Print more]'"), std::string::npos);
 }
+
+TEST(completion, subcommands_and_their_options_are_offered) {
+  CLI::App app{"tool", "tool"};
+  std::string html, prom;
+  bool verbose = false;
+  app.add_flag("-v", verbose, "Print more");
+  auto* report = app.add_subcommand("report", "Merge");
+  report->add_option("--html", html, "Page")->type_name(std::string(fabric::completion::file_type));
+  report->add_option("--prometheus", prom, "Gauges")->type_name(std::string(fabric::completion::file_type));
+  auto* health = app.add_subcommand("health", "One host");
+  health->add_option("--prometheus", prom, "Gauges")->type_name(std::string(fabric::completion::file_type));
+  auto bash = fabric::completion::bash_script("tool", app);
+  EXPECT_NE(bash.find("compgen -W 'report health -h --help -v --html --prometheus'"), std::string::npos) << bash;
+  EXPECT_NE(bash.find("--html)\n      COMPREPLY=($(compgen -f"), std::string::npos);
+  auto zsh = fabric::completion::zsh_script("tool", app);
+  EXPECT_NE(zsh.find("'1:command:(report health)'"), std::string::npos) << zsh;
+  EXPECT_EQ(zsh.find("--prometheus"), zsh.rfind("--prometheus")) << "an option shared by two subcommands, once";
+}

@@ -52,13 +52,20 @@ std::vector<std::string> member_words(const std::string& type_name) {
   return split_words(list, '|');
 }
 
+/// The options of `app` and of its subcommands (once each: a subcommand
+/// may share an option's name with another).
 std::vector<option_info> collect(const CLI::App& app) {
   std::vector<option_info> out;
-  for (const CLI::Option* opt : app.get_options()) {
+  std::vector<const CLI::Option*> options;
+  for (const CLI::Option* opt : app.get_options()) options.push_back(opt);
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    for (const CLI::Option* opt : sub->get_options()) options.push_back(opt);
+  for (const CLI::Option* opt : options) {
     option_info info;
     for (const auto& s : opt->get_snames()) info.names.push_back("-" + s);
     for (const auto& l : opt->get_lnames()) info.names.push_back("--" + l);
     if (info.names.empty()) continue;  // positional
+    if (std::any_of(out.begin(), out.end(), [&](const option_info& seen) { return seen.names == info.names; })) continue;
     info.description = opt->get_description();
     if (opt->get_expected_min() > 0 || (opt->get_type_size() != 0 && opt->get_expected_max() > 0)) {
       std::string type = opt->get_type_name();
@@ -82,6 +89,12 @@ std::vector<option_info> collect(const CLI::App& app) {
 }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep) { return fmt::format("{}", fmt::join(v, sep)); }
+
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+  return names;
+}
 
 std::string function_name(std::string_view tool) {
   std::string name = fmt::format("_fabric_{}", tool);
@@ -108,7 +121,7 @@ std::string zsh_quote(std::string_view text) {
 
 std::string bash_script(std::string_view tool, const CLI::App& app) {
   auto options = collect(app);
-  std::vector<std::string> all;
+  std::vector<std::string> all = subcommand_names(app);
   std::string cases;
   for (const auto& o : options) {
     all.insert(all.end(), o.names.begin(), o.names.end());
@@ -158,6 +171,9 @@ std::string zsh_script(std::string_view tool, const CLI::App& app) {
       specs += fmt::format("  '({0})'{{{1}}}'[{2}]{3}' \\\n", join(o.names, " "), join(o.names, ","), desc, action);
     }
   }
+  // A tool with subcommands: the first word may be one, the rest files.
+  if (auto subs = subcommand_names(app); !subs.empty())
+    specs += fmt::format("  '1:command:({})' \\\n  '*:file:_files' \\\n", join(subs, " "));
   return fmt::format("#compdef {0}\n# zsh completion for {0}; generated from {0}'s own option definitions\n"
                      "_arguments -s \\\n{1}  && return 0\n",
                      tool, specs);
