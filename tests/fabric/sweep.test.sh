@@ -2,10 +2,12 @@
 # fabric-sweep in the Soft-RoCE guest: four ranks of one sweep as four
 # processes of this host (each pair on its own port), merged by the report;
 # then one with a host dead from the start, whose rank 0 is pestered by
-# strangers while it gathers the ranks' times.
+# strangers while it gathers the ranks' times; then the host's health
+# check, with its port up and down.
 . "$(dirname "$0")/lib.sh" "$@"
 SWEEP=$BIN/fabric-sweep
 T="--timeout 4000"
+mkdir -p "$WORK/prom"
 
 # sweep NAME RANKS...: runs the given ranks of a 4-host sweep in line mode,
 # all at once; their output goes to $WORK/NAME.jsonl with clush-style labels.
@@ -33,6 +35,15 @@ expect_rc 0 "report: every pair passed" "$SWEEP" report --outlier-factor 1000 --
 check "report: six pairs, all ok, a valid document" json_check "$LAST_OUT" \
   'd["summary"]["ok"] == 6 and d["summary"]["pairs"] == 6 and all(r["latency"]["p50_us"] > 0 for r in d["results"])'
 check "report: the heat map is a page with an SVG" grep -q "<svg" "$WORK/all.html"
+expect_rc 0 "report --prometheus: the matrix as gauges" "$SWEEP" report --outlier-factor 1000 \
+  --prometheus "$WORK/prom/sweep.prom" "$WORK/all.jsonl"
+check "report --prometheus: every pair's p50, no bad pair" /usr/bin/python3 - "$WORK/prom/sweep.prom" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+assert all(re.fullmatch(r'# (HELP|TYPE) .*|[a-z_0-9]+(\{.*\})? \S+', l) for l in text.splitlines()), text
+assert len(re.findall(r'^fabric_sweep_pair_rtt_p50_seconds\{', text, re.M)) == 6, text
+assert 'fabric_sweep_pairs{state="ok"} 6' in text and 'fabric_sweep_pair_bad{' not in text, text
+PY
 expect_rc 0 "report, human: the matrix" "$SWEEP" report --outlier-factor 1000 "$WORK/all.jsonl"
 check "report, human: a row per host" test "$(grep -c '^h[1-4] ' "$LAST_OUT")" -eq 4
 check "rank 0 heard every rank's times" json_lines_check "$WORK/all-0.out" \
@@ -87,5 +98,35 @@ for r in 1 2; do
   check "rank $r beside a dead host: rank 0's answer" json_lines_check "$WORK/dead-$r.out" \
     '[l["outliers"] for l in lines if l.get("event") == "outliers"][0]["error"] is None'
 done
+
+# The host alone, as NHC runs it: one JSON line, the port Active, the
+# self-connection timed; the gauges beside it.
+expect_rc 0 "health: a port Active and a self-connection" \
+  "$SWEEP" health --address "$ADDR" -C 50 --json=lines --prometheus "$WORK/prom/health.prom"
+check "health: one line, the port and the self-connection" json_lines_check "$LAST_OUT" \
+  'len(lines) == 1 and d["summary"]["active_ports"] >= 1 and d["summary"]["self_ok"] and
+   kind("self")[0]["latency"]["count"] == 50 and kind("port")[0]["state"] == "Active"'
+check "health --prometheus: ok, the port active, the self RTT" grep -q '^fabric_health_self_rtt_p50_seconds ' "$WORK/prom/health.prom"
+check "health --prometheus: fabric_health_ok 1" grep -qx 'fabric_health_ok 1' "$WORK/prom/health.prom"
+expect_rc 0 "health, human: the port's line" "$SWEEP" health --address "$ADDR"
+check "health, human: state, link layer and MTU" grep -Eq '^rxe[0-9a-z_]* port 1: Active, Ethernet, MTU [0-9]+$' "$LAST_OUT"
+
+# An address that is not this host's: the self-connection fails, bounded.
+t0=$SECONDS
+expect_rc 5 "health: an address that is not ours (5)" "$SWEEP" health --address 10.0.0.99 --timeout 3000 -j
+check "health: the self-connection's failure is named" json_check "$LAST_OUT" \
+  'd["summary"]["self_ok"] is False and d["error"].startswith("self-connection to 10.0.0.99")'
+check "health: a failed self-connection costs one timeout" test $((SECONDS - t0)) -le 10
+
+# The port down (its link down): 3, and the gauges say so. The link comes
+# back up before the test ends.
+DEV=$(ip -o -4 addr show | awk -v a="$ADDR" '$4 ~ "^" a "/" { print $2 }')
+ip link set "$DEV" down
+expect_rc 3 "health: no Active port (3)" "$SWEEP" health --address "$ADDR" -j --prometheus "$WORK/prom/health.prom"
+ip link set "$DEV" up
+check "health: the port's state is named" json_check "$LAST_OUT" \
+  'd["error"].startswith("no Active port") and kind("port")[0]["state"] != "Active" and d["summary"]["self_ok"] is None'
+check "health --prometheus: fabric_health_ok 0" grep -qx 'fabric_health_ok 0' "$WORK/prom/health.prom"
+for _ in $(seq 50); do "$SWEEP" health --address "$ADDR" --timeout 2000 >/dev/null 2>&1 && break; sleep 0.2; done
 
 finish

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <regex>
 #include <set>
+#include <sstream>
 
 namespace {
 
@@ -252,6 +254,47 @@ TEST(sweep_report, a_retest_that_passes_clears_the_pair_and_one_still_slow_stays
   EXPECT_EQ(p.state, "failed");
   EXPECT_EQ(p.retests, 2);
   EXPECT_EQ(p.error.rfind("every re-test failed", 0), 0u) << p.error;
+}
+
+}  // namespace
+
+namespace {
+
+/// Every line of the text format: a comment, or name{labels} value.
+bool exposition_is_well_formed(const std::string& text) {
+  static const std::regex sample(R"re([a-z_0-9]+(\{([a-z_]+="([^"\\]|\\.)*",?)+\})? [-+0-9.e]+)re");
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.starts_with("# HELP ") && !line.starts_with("# TYPE ") && !std::regex_match(line, sample)) return false;
+  return true;
+}
+
+TEST(sweep_prometheus, the_report_as_gauges_with_hostile_host_names_escaped) {
+  std::vector<std::string> lines{pair_line("", "n1", "n\"2\\", true, 20), pair_line("", "n1", "n3\u00e9\n", true, 21),
+                                 pair_line("", "n\"2\\", "n3\u00e9\n", false, 0)};
+  auto text = sweep::prometheus_text(sweep::merge(lines, 3.0));
+  EXPECT_TRUE(exposition_is_well_formed(text)) << text;
+  EXPECT_NE(text.find(R"(fabric_sweep_pair_rtt_p50_seconds{a="n1",b="n\"2\\"} 2e-05)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(fabric_sweep_pairs{state="failed"} 1)"), std::string::npos);
+  EXPECT_NE(text.find("fabric_sweep_pair_bad{a=\"n\\\"2\\\\\",b=\"n3\u00e9\\n\",state=\"failed\"} 1"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(fabric_sweep_host_bad_pairs{host="n1"} 0)"), std::string::npos);
+}
+
+TEST(sweep_prometheus, a_host_without_an_active_port) {
+  sweep::health_report rep;
+  fabric::port_info down;
+  down.device = "rxe0";
+  down.port = 1;
+  down.state = IBV_PORT_DOWN;
+  down.link_layer = IBV_LINK_LAYER_ETHERNET;
+  down.active_mtu = 1024;
+  rep.ports.push_back(down);
+  auto text = sweep::prometheus_text(rep, {fabric::exit_code::no_device, "no Active port"});
+  EXPECT_TRUE(exposition_is_well_formed(text)) << text;
+  EXPECT_NE(text.find("fabric_health_ok 0\n"), std::string::npos);
+  EXPECT_NE(text.find(R"(fabric_health_port_active{device="rxe0",port="1",link_layer="Ethernet"} 0)"), std::string::npos);
+  EXPECT_NE(text.find(R"(fabric_health_port_mtu_bytes{device="rxe0",port="1"} 1024)"), std::string::npos);
+  EXPECT_EQ(text.find("fabric_health_self"), std::string::npos) << "no self-connection without an Active port";
 }
 
 }  // namespace

@@ -312,6 +312,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   }
   m = merge(lines, opt.outlier_factor);
   if (!opt.report.html.empty()) fabric::write_file_atomically(opt.report.html, html_page(m));
+  if (!opt.report.prometheus.empty()) fabric::write_file_atomically(opt.report.prometheus, prometheus_text(m));
   auto text = format_matrix(m);
   for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {
     nl = text.find('\n', at);

@@ -10,7 +10,7 @@ namespace sweep {
 
 using fabric::text_or_null;
 
-CLI::App* add_options(CLI::App& app, options& opt) {
+void add_options(CLI::App& app, options& opt) {
   auto& r = opt.run;
   app.add_option("--hosts", r.hosts, "Every host of the sweep, Slurm host-list syntax node[01-16] (default: Slurm's node list)")
       ->type_name("LIST");
@@ -36,13 +36,23 @@ CLI::App* add_options(CLI::App& app, options& opt) {
       ->type_name(std::string(fabric::completion::file_type));
   rep->add_option("--html", opt.report.html, "Write the heat map here, a self-contained HTML page")
       ->type_name(std::string(fabric::completion::file_type));
+  rep->add_option("--prometheus", opt.report.prometheus,
+                  "Write the pairs as node_exporter textfile-collector gauges here")
+      ->type_name(std::string(fabric::completion::file_type));
   rep->fallthrough();  // -j, --json=lines and --outlier-factor after "report" too
-  rep->callback([&opt] { opt.reporting = true; });
-  return rep;
+  rep->callback([&opt] { opt.mode = mode::report; });
+
+  auto* health = app.add_subcommand(
+      "health", "Check this host alone, for a node health checker: its ports and an RC ping-pong with itself");
+  health->add_option("--prometheus", opt.report.prometheus,
+                     "Write the host's health as node_exporter textfile-collector gauges here")
+      ->type_name(std::string(fabric::completion::file_type));
+  health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options
+  health->callback([&opt] { opt.mode = mode::health; });
 }
 
 void validate(const options& opt) {
-  if (opt.reporting) return;
+  if (opt.mode == mode::report) return;
   const auto& r = opt.run;
   if (!r.address_file.empty() && r.address != "{host}")
     fabric::cli::usage_error("--address and --address-file: give one");
@@ -50,8 +60,19 @@ void validate(const options& opt) {
 }
 
 nlohmann::json options_json(const options& o) {
-  if (o.reporting)
-    return {{"files", o.report.files}, {"html", text_or_null(o.report.html)}, {"outlier_factor", o.outlier_factor}};
+  if (o.mode == mode::report)
+    return {{"files", o.report.files},
+            {"html", text_or_null(o.report.html)},
+            {"prometheus", text_or_null(o.report.prometheus)},
+            {"outlier_factor", o.outlier_factor}};
+  if (o.mode == mode::health)
+    return {{"address", o.run.address},
+            {"address_file", text_or_null(o.run.address_file)},
+            {"port", o.run.port},
+            {"count", o.run.count},
+            {"size", o.run.size},
+            {"timeout", o.run.timeout_ms},
+            {"prometheus", text_or_null(o.report.prometheus)}};
   const auto& r = o.run;
   return {{"hosts", text_or_null(r.hosts)},
           {"rank", fabric::value_or_null(r.rank)},

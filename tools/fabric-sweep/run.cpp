@@ -154,7 +154,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
 }
 
 void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
-  j["role"] = opt.reporting ? "report" : "rank";
+  j["role"] = "rank";
   j["options"] = options_json(opt);
   nlohmann::json results = nlohmann::json::array();
   for (std::size_t i = 0; i < rep.pairs.size(); ++i) results.push_back(pair_json(rep.pairs[i], i));

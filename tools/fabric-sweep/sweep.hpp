@@ -2,10 +2,12 @@
 /// fabric-sweep: checks every pair of hosts of a cluster in rounds. Every
 /// process of the sweep runs the same command under an existing launcher
 /// (srun, clush, pdsh) and works out its own part; `fabric-sweep report`
-/// merges what they all printed into one matrix.
+/// merges what they all printed into one matrix; `fabric-sweep health`
+/// checks one host for a node health checker.
 
 #include "fabric/cli.hpp"
 #include "fabric/stats.hpp"
+#include "fabric/ud.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -35,18 +37,22 @@ struct run_options {
 struct report_options {
   std::vector<std::string> files;  ///< input files; none: stdin
   std::string html;                ///< --html FILE
+  std::string prometheus;          ///< --prometheus FILE (report and health)
 };
+
+/// What the command line asked for: a rank of a sweep, or a subcommand.
+enum class mode { rank, report, health };
 
 struct options {
   fabric::cli::output_options out;
   run_options run;
   report_options report;
   double outlier_factor = 3.0;     ///< --outlier-factor: the run's re-tests and the report's verdict
-  bool reporting = false;          ///< the report subcommand
+  sweep::mode mode = mode::rank;
 };
 
-/// Declares the run options on `app` and the report subcommand; returns it.
-CLI::App* add_options(CLI::App& app, options& opt);
+/// Declares the run options on `app` and the report and health subcommands.
+void add_options(CLI::App& app, options& opt);
 /// Checks what CLI11 cannot; throws a usage error.
 void validate(const options& opt);
 /// The options object of the document.
@@ -214,5 +220,27 @@ fabric::verdict judge(const matrix& m);
 void to_json(nlohmann::json& j, const options& opt, const matrix& m);
 /// The report subcommand's body.
 fabric::verdict report(const options& opt, matrix& m, fabric::console& con);
+
+// ---- health (health.cpp) ------------------------------------------------
+
+/// One host, as a node health checker asks: its RDMA ports and an RC
+/// ping-pong with itself over its own address.
+struct health_report {
+  std::string address;                         ///< this host's, by the address rule
+  std::vector<fabric::port_info> ports;
+  std::optional<pair_result> self;             ///< the self-connection, once tried
+};
+
+/// The health subcommand's body: ok when a port is Active and the
+/// self-connection passed.
+fabric::verdict health(const options& opt, health_report& rep, fabric::console& con);
+void to_json(nlohmann::json& j, const options& opt, const health_report& rep);
+
+// ---- Prometheus (prometheus.cpp) ----------------------------------------
+
+/// node_exporter's textfile-collector format: the matrix's pairs, or the
+/// host's health, as gauges.
+std::string prometheus_text(const matrix& m);
+std::string prometheus_text(const health_report& rep, const fabric::verdict& v);
 
 }  // namespace sweep

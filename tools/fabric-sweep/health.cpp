@@ -1,0 +1,155 @@
+// One host alone, as a node health checker asks (NHC gives a check 60 s):
+// its RDMA ports, and an RC ping-pong with itself over the address its
+// sweep peers would dial. Every wait is bounded by --timeout.
+#include "sweep.hpp"
+
+#include "fabric/console.hpp"
+#include "fabric/files.hpp"
+#include "fabric/json_values.hpp"
+#include "fabric/multicast.hpp"
+#include "fabric/rc_ping.hpp"
+
+#include <fmt/format.h>
+
+#include <exception>
+#include <thread>
+
+namespace sweep {
+
+using fabric::exit_code;
+
+namespace {
+
+bool active(const fabric::port_info& p) { return p.state == IBV_PORT_ACTIVE; }
+
+/// Pings this host's own address: a server thread listens on it, this
+/// thread connects to it. Both bounded by `until`.
+pair_result ping_self(const options& opt, const std::string& host, const std::string& address) {
+  pair_result out;
+  out.server = out.client = host;
+  out.role = "client";
+  out.port = opt.run.port;
+  fabric::ping_plan plan;
+  plan.addr = address;
+  plan.port = static_cast<std::uint16_t>(opt.run.port);
+  plan.size = static_cast<std::uint32_t>(opt.run.size);
+  plan.count = static_cast<std::uint64_t>(opt.run.count);
+  auto until = fabric::deadline::after(std::chrono::milliseconds(opt.run.timeout_ms));
+  std::exception_ptr served;
+  std::thread server([&] {
+    try {
+      fabric::serve_pings(plan, until);
+    } catch (...) {
+      served = std::current_exception();
+    }
+  });
+  auto t0 = fabric::clock::now();
+  try {
+    auto got = fabric::send_pings(plan, until);
+    out.pings = got.exchanged;
+    out.connect_us = got.connect_us;
+    out.latency = got.rtt.summary();
+    out.ok = true;
+  } catch (const fabric::error& e) {
+    out.error = e.what();
+    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) {
+      server.join();
+      throw;
+    }
+  }
+  server.join();
+  out.elapsed_us = fabric::us_since(t0);
+  // The server's side fails only with the client's (then the client's word
+  // stands), or on its own when it could not listen on the address.
+  if (served && out.ok) {
+    try {
+      std::rethrow_exception(served);
+    } catch (const fabric::error& e) {
+      if (e.code() == exit_code::interrupted) throw;
+      out.ok = false;
+      out.error = fmt::format("serving: {}", e.what());
+    }
+  }
+  return out;
+}
+
+std::string port_line(const fabric::port_info& p) {
+  return fmt::format("{} port {}: {}, {}, MTU {}", fabric::printable(p.device), p.port, fabric::port_state_name(p.state),
+                     fabric::link_layer_name(p.link_layer), p.active_mtu);
+}
+
+fabric::verdict judge(const health_report& rep) {
+  if (rep.ports.empty()) return {exit_code::no_device, "no RDMA device found"};
+  if (std::none_of(rep.ports.begin(), rep.ports.end(), active)) {
+    std::string seen;
+    for (const auto& p : rep.ports)
+      seen += fmt::format("{}{} port {} is {}", seen.empty() ? "" : ", ", fabric::printable(p.device), p.port,
+                          fabric::port_state_name(p.state));
+    return {exit_code::no_device, "no Active port: " + seen};
+  }
+  if (rep.self && !rep.self->ok)
+    return {exit_code::connect_failed, fmt::format("self-connection to {}: {}", rep.address, rep.self->error)};
+  return {};
+}
+
+}  // namespace
+
+fabric::verdict health(const options& opt, health_report& rep, fabric::console& con) {
+  con.set_role("health");
+  auto host = fabric::host_name();
+  rep.address = addresses(opt.run, {host}).front();
+  rep.ports = fabric::all_ports();
+  for (const auto& p : rep.ports) con.line(port_line(p));
+  if (std::any_of(rep.ports.begin(), rep.ports.end(), active)) {
+    rep.self = ping_self(opt, host, rep.address);
+    const auto& s = *rep.self;
+    if (s.ok && s.latency)
+      con.line(fmt::format("self-connection {}:{}: {} pings, rtt min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us",
+                           rep.address, s.port, s.pings, s.latency->min, s.latency->p50, s.latency->p99, s.latency->max));
+  }
+  auto v = judge(rep);
+  if (!opt.report.prometheus.empty()) fabric::write_file_atomically(opt.report.prometheus, prometheus_text(rep, v));
+  return v;
+}
+
+void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {
+  j["role"] = "health";
+  j["options"] = options_json(opt);
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& p : rep.ports)
+    results.push_back({{"kind", "port"},
+                       {"index", results.size()},
+                       {"ok", active(p)},
+                       {"error", active(p) ? nlohmann::json(nullptr)
+                                           : nlohmann::json(fmt::format("the port is {}", fabric::port_state_name(p.state)))},
+                       {"device", p.device},
+                       {"port", p.port},
+                       {"state", fabric::port_state_name(p.state)},
+                       {"link_layer", fabric::link_layer_name(p.link_layer)},
+                       {"mtu", p.active_mtu}});
+  if (rep.self) {
+    const auto& s = *rep.self;
+    results.push_back({{"kind", "self"},
+                       {"index", results.size()},
+                       {"ok", s.ok},
+                       {"error", fabric::text_or_null(s.error)},
+                       {"address", rep.address},
+                       {"port", s.port},
+                       {"pings", s.pings},
+                       {"connect_us", fabric::value_or_null(s.connect_us)},
+                       {"elapsed_us", s.elapsed_us},
+                       {"latency", fabric::value_or_null(s.latency)}});
+  }
+  j["results"] = std::move(results);
+  if (rep.address.empty()) {
+    j["summary"] = nlohmann::json::object();
+    return;
+  }
+  j["summary"] = {{"host", fabric::host_name()},
+                  {"address", rep.address},
+                  {"ports", rep.ports.size()},
+                  {"active_ports", std::count_if(rep.ports.begin(), rep.ports.end(), active)},
+                  {"self_ok", rep.self ? nlohmann::json(rep.self->ok) : nlohmann::json(nullptr)}};
+}
+
+}  // namespace sweep
