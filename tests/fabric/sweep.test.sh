@@ -41,7 +41,7 @@ check "report --prometheus: every pair's p50, no bad pair" /usr/bin/python3 - "$
 import re, sys
 text = open(sys.argv[1]).read()
 assert all(re.fullmatch(r'# (HELP|TYPE) .*|[a-z_0-9]+(\{.*\})? \S+', l) for l in text.splitlines()), text
-assert len(re.findall(r'^fabric_sweep_pair_rtt_p50_seconds\{', text, re.M)) == 6, text
+assert len(re.findall(r'^fabric_sweep_pair_p50_seconds\{check="ping",', text, re.M)) == 6, text
 assert 'fabric_sweep_pairs{state="ok"} 6' in text and 'fabric_sweep_pair_bad{' not in text, text
 PY
 expect_rc 0 "report, human: the matrix" "$SWEEP" report --outlier-factor 1000 "$WORK/all.jsonl"
@@ -54,6 +54,48 @@ for r in 1 2 3; do
      [l['outliers'] for l in lines if l.get('event') == 'outliers'][0]['retest'] ==
      [l['outliers'] for l in map(__import__('json').loads, open('$WORK/all-0.out')) if l.get('event') == 'outliers'][0]['retest']"
 done
+
+# --repeat: three sweeps, each pair line with its sweep, every sweep on
+# ports of its own; the document keeps only the last sweep's pairs.
+: >"$WORK/repeat.jsonl"
+for r in 0 1 2; do
+  start_bg "repeat-$r" "$SWEEP" --hosts "h[1-3]" --rank "$r" --address "$ADDR" -C 10 $T --repeat 3 --interval 200 --json=lines
+done
+for r in 0 1 2; do
+  wait_bg "repeat-$r" 90 >/dev/null || true
+  cat "$WORK/repeat-$r.out" >>"$WORK/repeat.jsonl"
+  check "repeat, rank $r: three sweeps of two pairs, the last one's in the document" json_lines_check "$WORK/repeat-$r.out" \
+    'd["ok"] and d["summary"]["sweeps"] == 3 and {r["sweep"] for r in d["results"]} == {3} and
+     sorted(l["pair"]["sweep"] for l in lines if l.get("event") == "pair" and not l["pair"]["retest"]) == [1, 1, 2, 2, 3, 3]'
+done
+check "repeat: no two sweeps of a pair on one port" json_lines_check "$WORK/repeat-0.out" \
+  'len({l["pair"]["port"] for l in lines if l.get("event") == "pair"}) == len([l for l in lines if l.get("event") == "pair"])'
+expect_rc 0 "repeat, report: the latest sweep of each pair" "$SWEEP" report --outlier-factor 1000 -j "$WORK/repeat.jsonl"
+check "repeat, report: three pairs of sweep 3" json_check "$LAST_OUT" '[r["sweep"] for r in d["results"]] == [3, 3, 3]'
+
+# --check connect and ud: the same rounds over other flows. Every pair
+# line says its check; the report takes one check a matrix.
+for c in connect ud; do
+  for r in 0 1 2; do
+    start_bg "$c-$r" "$SWEEP" --hosts "h[1-3]" --rank "$r" --address "$ADDR" --check "$c" -C 20 $T --retests 0 --json=lines
+  done
+  for r in 0 1 2; do wait_bg "$c-$r" 90 >/dev/null || true; done
+done
+for r in 0 1 2; do
+  check "--check connect, rank $r: 20 connections a pair, their setup timed" json_lines_check "$WORK/connect-$r.out" \
+    'd["ok"] and d["options"]["check"] == "connect" and all(p["check"] == "connect" and p["connections"] == 20 and
+     (p["side"] == "server" or p["latency"]["count"] == 20) for p in d["results"])'
+  check "--check ud, rank $r: 20 datagrams a pair, none lost" json_lines_check "$WORK/ud-$r.out" \
+    'd["ok"] and all(p["check"] == "ud" and p["sent"] == 20 and p["pings"] == 20 and
+     (p["side"] == "server" or (p["lost"] == 0 and p["latency"]["count"] == 20)) for p in d["results"])'
+done
+cat "$WORK"/connect-[012].out "$WORK"/ud-[012].out >"$WORK/mixed.jsonl"
+expect_rc 0 "report of two checks: the first one's matrix" "$SWEEP" report --outlier-factor 1000 -j "$WORK/mixed.jsonl"
+check "report of two checks: connect's three pairs, ud's lines skipped with a note" json_check "$LAST_OUT" \
+  'd["summary"]["check"] == "connect" and d["summary"]["ok"] == 3 and any("other checks" in n for n in d["summary"]["notes"])'
+expect_rc 0 "report --check ud: the UD matrix" "$SWEEP" report --check ud --outlier-factor 1000 "$WORK/mixed.jsonl"
+check "report --check ud, human: the UD round trips named" grep -q "^p50 UD round-trip time" "$LAST_OUT"
+expect_rc 2 "report --check with a word it does not know (2)" "$SWEEP" report --check rdma "$WORK/mixed.jsonl"
 
 # Host h4 never starts: each of its peers loses one timeout, not more, and
 # the report names it. Rank 0 gathers the ranks' times while h2 still

@@ -54,7 +54,16 @@ echo "    | clean sweep of 4 hosts under srun: ${clean_s}s"
 delay_link c 10.0.0.4 delay 20ms
 delay_link a 10.0.0.2 loss 30%
 srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${ARGS[@]}" --timeout 8000 >"$WORK/faulty.jsonl" 2>"$WORK/faulty.err" || true
+# The same links with --check ud: RC hides loss in retransmissions, UD
+# shows it.
+srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${ARGS[@]}" --check ud --retests 0 --timeout 8000 \
+  >"$WORK/faulty-ud.jsonl" 2>"$WORK/faulty-ud.err" || true
 clear_tc
+expect_rc 1 "report --check ud: the lossy link fails the sweep (1)" "$SWEEP" report -j "$WORK/faulty-ud.jsonl"
+check "report --check ud: a-b alone failed, for its lost datagrams" json_check "$LAST_OUT" \
+  'd["summary"]["check"] == "ud" and
+   [(r["a"], r["b"]) for r in d["results"] if r["state"] == "failed"] == [("fabric-a", "fabric-b")] and
+   [r for r in d["results"] if r["state"] == "failed"][0]["error"] is not None'
 expect_rc 1 "report: a delayed and a lossy link fail the sweep (1)" "$SWEEP" report -j "$WORK/faulty.jsonl"
 check "report: the delayed link c-d is the slow pair" json_check "$LAST_OUT" \
   '[(r["a"], r["b"]) for r in d["results"] if r["state"] == "slow"] == [("fabric-c", "fabric-d")] or

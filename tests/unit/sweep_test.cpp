@@ -188,18 +188,19 @@ TEST(sweep_outliers, retest_rounds_keep_every_host_to_one_peer) {
 }
 
 TEST(sweep_outliers, the_agreement_lines_read_back_and_lies_are_refused) {
-  auto line = sweep::measurements_line(3, {{{0, 3}, 20.5}, {{2, 3}, 200}});
-  auto got = sweep::read_measurements(line.substr(0, line.size() - 1), 4);
+  auto line = sweep::measurements_line(3, 7, {{{0, 3}, 20.5}, {{2, 3}, 200}});
+  auto got = sweep::read_measurements(line.substr(0, line.size() - 1), 4, 7);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->first, 3);
   EXPECT_EQ(got->second.size(), 2u);
-  EXPECT_FALSE(sweep::read_measurements(line, 3)) << "rank 3 of 3 hosts";
-  for (const char* lie : {"", "{", "[]", "\xff\xfe", R"({"rank":1})", R"({"rank":-1,"p50_us":[]})",
-                          R"({"rank":1,"p50_us":[[0,2,5]]})",        // another client's pair
-                          R"({"rank":1,"p50_us":[[1,1,5]]})", R"({"rank":1,"p50_us":[[0,1,-5]]})",
-                          R"({"rank":1,"p50_us":[[0,1,"5"]]})", R"({"rank":1.5,"p50_us":[]})",
-                          R"({"rank":1,"p50_us":[[0,1,1e400]]})"})
-    EXPECT_FALSE(sweep::read_measurements(lie, 4)) << lie;
+  EXPECT_FALSE(sweep::read_measurements(line, 3, 7)) << "rank 3 of 3 hosts";
+  EXPECT_FALSE(sweep::read_measurements(line, 4, 8)) << "a rank of an earlier sweep";
+  for (const char* lie : {"", "{", "[]", "\xff\xfe", R"({"rank":1,"sweep":0})", R"({"rank":-1,"sweep":0,"p50_us":[]})",
+                          R"({"rank":1,"sweep":0,"p50_us":[[0,2,5]]})",  // another client's pair
+                          R"({"rank":1,"sweep":0,"p50_us":[[1,1,5]]})", R"({"rank":1,"sweep":0,"p50_us":[[0,1,-5]]})",
+                          R"({"rank":1,"sweep":0,"p50_us":[[0,1,"5"]]})", R"({"rank":1.5,"sweep":0,"p50_us":[]})",
+                          R"({"rank":1,"sweep":0,"p50_us":[[0,1,1e400]]})", R"({"rank":1,"p50_us":[]})"})
+    EXPECT_FALSE(sweep::read_measurements(lie, 4, 0)) << lie;
 
   sweep::agreement a;
   a.retest = {{2, 3}};
@@ -274,7 +275,7 @@ TEST(sweep_prometheus, the_report_as_gauges_with_hostile_host_names_escaped) {
                                  pair_line("", "n\"2\\", "n3\u00e9\n", false, 0)};
   auto text = sweep::prometheus_text(sweep::merge(lines, 3.0));
   EXPECT_TRUE(exposition_is_well_formed(text)) << text;
-  EXPECT_NE(text.find(R"(fabric_sweep_pair_rtt_p50_seconds{a="n1",b="n\"2\\"} 2e-05)"), std::string::npos) << text;
+  EXPECT_NE(text.find(R"(fabric_sweep_pair_p50_seconds{check="ping",a="n1",b="n\"2\\"} 2e-05)"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(fabric_sweep_pairs{state="failed"} 1)"), std::string::npos);
   EXPECT_NE(text.find("fabric_sweep_pair_bad{a=\"n\\\"2\\\\\",b=\"n3\u00e9\\n\",state=\"failed\"} 1"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(fabric_sweep_host_bad_pairs{host="n1"} 0)"), std::string::npos);
@@ -295,6 +296,64 @@ TEST(sweep_prometheus, a_host_without_an_active_port) {
   EXPECT_NE(text.find(R"(fabric_health_port_active{device="rxe0",port="1",link_layer="Ethernet"} 0)"), std::string::npos);
   EXPECT_NE(text.find(R"(fabric_health_port_mtu_bytes{device="rxe0",port="1"} 1024)"), std::string::npos);
   EXPECT_EQ(text.find("fabric_health_self"), std::string::npos) << "no self-connection without an Active port";
+}
+
+}  // namespace
+
+namespace {
+
+TEST(sweep_report, with_repeat_a_pair_is_its_latest_sweep) {
+  auto in_sweep = [](std::string line, int sweep) {
+    auto j = nlohmann::json::parse(line);
+    j["pair"]["sweep"] = sweep;
+    return j.dump();
+  };
+  std::vector<std::string> lines{
+      in_sweep(meeting_line("n1", "n2", 1, false, false, 0), 1), in_sweep(meeting_line("n1", "n2", 1, false, true, 20), 2),
+      in_sweep(meeting_line("n1", "n3", 2, false, true, 21), 1), in_sweep(meeting_line("n2", "n3", 3, false, true, 19), 1),
+      in_sweep(meeting_line("n2", "n3", 3, false, false, 0), 2)};
+  auto m = sweep::merge(lines, 3.0);
+  ASSERT_EQ(m.pairs.size(), 3u);
+  EXPECT_EQ(m.pairs[0].state, "ok") << "n1-n2 failed in sweep 1, passed in sweep 2";
+  EXPECT_EQ(m.pairs[0].sweep, 2);
+  EXPECT_EQ(m.pairs[1].sweep, 1) << "n1-n3 not met again yet";
+  EXPECT_EQ(m.pairs[2].state, "failed");
+  EXPECT_EQ(m.rounds, 2) << "the latest sweep's rounds";
+}
+
+}  // namespace
+
+namespace {
+
+TEST(sweep_checks, each_check_has_one_word_and_unknown_words_none) {
+  for (auto c : {sweep::check::ping, sweep::check::connect, sweep::check::ud})
+    EXPECT_EQ(sweep::check_of(sweep::check_name(c)), c);
+  EXPECT_FALSE(sweep::check_of("PING"));
+  EXPECT_FALSE(sweep::check_of(""));
+  EXPECT_FALSE(sweep::check_of(std::string_view("ud\0x", 4)));
+}
+
+TEST(sweep_report, one_check_a_matrix_the_first_lines_or_the_one_asked_for) {
+  auto of_check = [](std::string line, const char* check) {
+    auto j = nlohmann::json::parse(line);
+    j["pair"]["check"] = check;
+    return j.dump();
+  };
+  std::vector<std::string> lines{of_check(meeting_line("n1", "n2", 1, false, true, 900), "connect"),
+                                 of_check(meeting_line("n1", "n2", 1, false, true, 20), "ud"),
+                                 of_check(meeting_line("n1", "n2", 1, false, false, 0), "ping"),
+                                 meeting_line("n1", "n3", 1, false, true, 25)};  // no check: an RC ping's line
+  auto first = sweep::merge(lines, 3.0);
+  EXPECT_EQ(first.check, sweep::check::connect);
+  ASSERT_EQ(first.pairs.size(), 1u) << "only connect's hosts";
+  EXPECT_DOUBLE_EQ(first.pairs[0].latency->p50, 900);
+  EXPECT_TRUE(std::any_of(first.notes.begin(), first.notes.end(),
+                          [](const std::string& n) { return n.find("3 pair lines of other checks") != std::string::npos; }));
+  auto ping = sweep::merge(lines, 3.0, sweep::check::ping);
+  ASSERT_EQ(ping.pairs.size(), 3u) << "n1-n2, n1-n3 and the pair of hosts never met";
+  EXPECT_EQ(ping.pairs[0].state, "failed");
+  EXPECT_EQ(ping.pairs[1].state, "ok");
+  EXPECT_NE(sweep::format_matrix(first).find("p50 connection setup time"), std::string::npos);
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ unique_fd listen_on(int port) {
 
 /// Rank 0: hears every rank it met (others too, if they come in time),
 /// names the outliers, answers everyone heard.
-agreement collect(const options& opt, const place& where, const std::vector<pair_result>& mine) {
+agreement collect(const options& opt, const place& where, int sweep, const std::vector<pair_result>& mine) {
   int n = static_cast<int>(where.hosts.size());
   std::set<int> expected;
   for (int r = 1; r < n; ++r)
@@ -149,7 +149,7 @@ agreement collect(const options& opt, const place& where, const std::vector<pair
       if (p.in.size() > max_line) p.fd.reset();
       continue;
     }
-    auto said = read_measurements(std::string_view(p.in).substr(0, nl), n);
+    auto said = read_measurements(std::string_view(p.in).substr(0, nl), n, sweep);
     if (!said || said->first == 0 || heard.contains(said->first)) {
       p.fd.reset();
       continue;
@@ -176,7 +176,8 @@ agreement collect(const options& opt, const place& where, const std::vector<pair
 }
 
 /// Any other rank: tells rank 0 what it measured and waits for the answer.
-agreement ask(const options& opt, const place& where, const std::string& rank0, const std::vector<pair_result>& mine) {
+agreement ask(const options& opt, const place& where, const std::string& rank0, int sweep,
+              const std::vector<pair_result>& mine) {
   int n = static_cast<int>(where.hosts.size());
   // A rank that could not meet rank 0 still tries, but not for long.
   auto until = deadline::after(std::chrono::milliseconds(opt.run.timeout_ms) * (met(mine, 0) ? wait_timeouts + 1 : 1));
@@ -203,7 +204,7 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
     // Rank 0 may still be in its rounds: try again shortly.
     fabric::wait_readable(-1, deadline::after(std::chrono::milliseconds(100)).min(until));
   }
-  send_all(fd.get(), measurements_line(where.rank, measured(mine)), until);
+  send_all(fd.get(), measurements_line(where.rank, sweep, measured(mine)), until);
   std::string in;
   while (in.find('\n') == std::string::npos) {
     if (in.size() > max_line) throw fabric::error(exit_code::protocol, "rank 0's answer is too long");
@@ -218,9 +219,9 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
 }  // namespace
 
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                            const std::vector<pair_result>& mine) {
+                            int sweep, const std::vector<pair_result>& mine) {
   try {
-    return where.rank == 0 ? collect(opt, where, mine) : ask(opt, where, addrs.front(), mine);
+    return where.rank == 0 ? collect(opt, where, sweep, mine) : ask(opt, where, addrs.front(), sweep, mine);
   } catch (const fabric::error& e) {
     if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
     agreement a;

@@ -80,16 +80,16 @@ std::string html_page(const matrix& m) {
 <html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {} hosts</title>
 <style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;width:1.2em;height:1em;vertical-align:middle;margin:0 .3em 0 1em}}</style>
 </head><body>
-<h1>fabric-sweep: {} hosts, {} pairs</h1>
-<p>{} ok, {} slow, {} failed, {} not reported. Median p50 round trip {:.1f} &#xb5;s (MAD {:.1f} &#xb5;s).</p>
+<h1>fabric-sweep: {} hosts, {} pairs, check {}</h1>
+<p>{} ok, {} slow, {} failed, {} not reported. Median p50 {} {:.1f} &#xb5;s (MAD {:.1f} &#xb5;s).</p>
 <p class="legend"><span style="background:rgb(60,180,60)"></span>at the median<span style="background:rgb(255,180,60)"></span>twice<span style="background:rgb(255,30,60)"></span>three times or more<span style="background:#222"></span>failed<span style="background:#bbb"></span>not reported</p>
 {}
 <h2>Worst hosts</h2><ul>{}</ul>
 <h2>Notes</h2><ul>{}</ul>
 </body></html>
 )x",
-                     n, n, m.pairs.size(), m.count("ok"), m.count("slow"), m.count("failed"), m.count("missing"),
-                     m.median_p50_us, m.mad_us, svg, worst.empty() ? "<li>none</li>" : worst,
+                     n, n, m.pairs.size(), check_name(m.check), m.count("ok"), m.count("slow"), m.count("failed"),
+                     m.count("missing"), check_measure(m.check), m.median_p50_us, m.mad_us, svg, worst.empty() ? "<li>none</li>" : worst,
                      notes.empty() ? "<li>none</li>" : notes);
 }
 

@@ -64,7 +64,7 @@ reading read_line(const std::string& line) {
 
 }  // namespace
 
-matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
+matrix merge(const std::vector<std::string>& lines, double outlier_factor, std::optional<check> only) {
   matrix m;
   std::vector<json> seen;
   std::size_t unreadable = 0;
@@ -109,31 +109,42 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
   }
   unreadable += pending.size();
   if (unreadable > 0) m.notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", unreadable));
+  // One check a matrix: the one asked for, else the first pair line's.
+  auto check_word = [](const json& p) { return p.value("check", std::string(check_name(check::ping))); };
+  if (!only && !seen.empty()) only = check_of(check_word(seen.front()));
+  m.check = only.value_or(check::ping);
+  auto others = std::erase_if(seen, [&](const json& p) { return check_word(p) != check_name(m.check); });
+  if (others > 0)
+    m.notes.push_back(fmt::format("{} pair lines of other checks than {} were skipped (report --check chooses)", others,
+                                  check_name(m.check)));
   // Hosts named only in pair lines (no rank's list came through).
   for (const auto& p : seen)
     for (const char* side : {"server", "client"})
       if (auto h = p.value(side, ""); !h.empty() && std::find(m.hosts.begin(), m.hosts.end(), h) == m.hosts.end())
         m.hosts.push_back(h);
 
-  // Each meeting of a pair (its round) merged from its two sides.
+  // Each meeting of a pair (its sweep of --repeat, its round) merged
+  // from its two sides.
   using host_pair = std::pair<std::string, std::string>;
+  using when = std::pair<int, int>;  // sweep, round
   struct meeting {
     merged_pair seen;
     bool retest = false;
   };
-  std::map<host_pair, std::map<int, meeting>> meetings;
+  std::map<host_pair, std::map<when, meeting>> meetings;
   auto key = [&](const std::string& x, const std::string& y) {
     auto ix = std::find(m.hosts.begin(), m.hosts.end(), x), iy = std::find(m.hosts.begin(), m.hosts.end(), y);
     return ix < iy ? host_pair{x, y} : host_pair{y, x};
   };
   for (const auto& p : seen) {
-    int round = p.value("round", 0);
-    auto& at = meetings[key(p.value("server", ""), p.value("client", ""))][round];
+    int round = p.value("round", 0), sweep = p.value("sweep", 1);
+    auto& at = meetings[key(p.value("server", ""), p.value("client", ""))][{sweep, round}];
     auto& slot = at.seen;
     bool ok = p.value("ok", false);
     bool client_side = p.value("side", "") == "client";
     at.retest = p.value("retest", false);
     slot.round = round;
+    slot.sweep = sweep;
     slot.elapsed_us = std::max(slot.elapsed_us, p.value("elapsed_us", 0.0));
     // The client's word is the measurement; a failure from either side stands.
     if (!ok) {
@@ -144,14 +155,16 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
       if (client_side) slot.latency = summary_of(p.value("latency", json()));
     }
   }
-  // A pair is its sweep round's meeting, unless it was met again: then
-  // the best of its re-tests stands (an outlier that passes once was
-  // passing traffic; one that fails every time is failed).
-  auto final_word = [](const std::map<int, meeting>& met) {
+  // A pair is its latest sweep's word: the round's meeting, unless it was
+  // met again: then the best of its re-tests stands (an outlier that
+  // passes once was passing traffic; one that fails every time is failed).
+  auto final_word = [](const std::map<when, meeting>& met) {
     merged_pair out;
     const merged_pair* best = nullptr;
     const merged_pair* failed = nullptr;
-    for (const auto& [round, at] : met) {
+    int latest = met.rbegin()->first.first;
+    for (const auto& [at_when, at] : met) {
+      if (at_when.first != latest) continue;
       if (!at.retest) {
         out = at.seen;
         continue;
@@ -190,11 +203,15 @@ matrix merge(const std::vector<std::string>& lines, double outlier_factor) {
   for (auto& p : m.pairs)
     if (p.state == "ok" && p.latency && is_outlier(p.latency->p50, fleet, outlier_factor)) p.state = "slow";
 
-  // Every meeting took its round's time, the re-tests' included.
+  // Every meeting took its round's time, the re-tests' included; with
+  // --repeat, the latest sweep's rounds.
+  int latest = 0;
+  for (const auto& [pair, met] : meetings) latest = std::max(latest, met.rbegin()->first.first);
   std::map<int, double> slowest;
   for (const auto& [pair, met] : meetings)
-    for (const auto& [round, at] : met)
-      if (round > 0) slowest[round] = std::max(slowest[round], at.seen.elapsed_us);
+    for (const auto& [at_when, at] : met)
+      if (at_when.first == latest && at_when.second > 0)
+        slowest[at_when.second] = std::max(slowest[at_when.second], at.seen.elapsed_us);
   m.rounds = static_cast<int>(slowest.size());
   for (const auto& [round, us] : slowest) m.rounds_slowest_us += us;
 
@@ -226,7 +243,7 @@ std::string format_matrix(const matrix& m) {
       }
     return "?";
   };
-  s += fmt::format("p50 round-trip time (us) of each pair; ! slow, FAIL failed, ? not reported\n");
+  s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported\n", check_measure(m.check));
   s += fmt::format("{:<{}}", "", w);
   for (const auto& h : m.hosts) s += fmt::format(" {:>{}}", fabric::printable(h), w);
   s += "\n";
@@ -278,12 +295,14 @@ void to_json(json& j, const options& opt, const matrix& m) {
                        {"state", p.state},
                        {"round", p.round},
                        {"latency", fabric::value_or_null(p.latency)},
+                       {"sweep", p.sweep},
                        {"retests", p.retests},
                        {"first_p50_us", fabric::value_or_null(p.first_p50_us)}});
   j["results"] = std::move(results);
   json worst = json::array();
   for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
-  j["summary"] = {{"hosts", m.hosts},
+  j["summary"] = {{"check", check_name(m.check)},
+                  {"hosts", m.hosts},
                   {"pairs", m.pairs.size()},
                   {"ok", m.count("ok")},
                   {"slow", m.count("slow")},
@@ -310,7 +329,8 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
     if (!in) throw fabric::error(fabric::exit_code::usage, fmt::format("{}: cannot read it", fabric::printable(f)));
     read_all(in);
   }
-  m = merge(lines, opt.outlier_factor);
+  m = merge(lines, opt.outlier_factor,
+            opt.report.check.empty() ? std::nullopt : check_of(opt.report.check));
   if (!opt.report.html.empty()) fabric::write_file_atomically(opt.report.html, html_page(m));
   if (!opt.report.prometheus.empty()) fabric::write_file_atomically(opt.report.prometheus, prometheus_text(m));
   auto text = format_matrix(m);

@@ -10,6 +10,22 @@ namespace sweep {
 
 using fabric::text_or_null;
 
+namespace {
+
+std::map<std::string, check> check_words() {
+  std::map<std::string, check> out;
+  for (auto c : {check::ping, check::connect, check::ud}) out.emplace(check_name(c), c);
+  return out;
+}
+
+std::vector<std::string> check_word_list() {
+  std::vector<std::string> out;
+  for (const auto& [word, c] : check_words()) out.push_back(word);
+  return out;
+}
+
+}  // namespace
+
 void add_options(CLI::App& app, options& opt) {
   auto& r = opt.run;
   app.add_option("--hosts", r.hosts, "Every host of the sweep, Slurm host-list syntax node[01-16] (default: Slurm's node list)")
@@ -22,11 +38,19 @@ void add_options(CLI::App& app, options& opt) {
       ->type_name(std::string(fabric::completion::file_type));
   app.add_option("--port", r.port, "rdma_cm port of the first round; each pair of each round takes its own")
       ->check(CLI::Range(1, 65535))->capture_default_str();
-  app.add_option("-C,--count", r.count, "Pings per pair")->check(CLI::Range(1, 1'000'000))->capture_default_str();
-  app.add_option("-S,--size", r.size, "Bytes per ping")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("--check", r.check, "What each pair checks: ping (RC round trips), connect (RC connection setup), "
+                 "ud (UD round trips and loss)")
+      ->transform(CLI::CheckedTransformer(check_words(), CLI::ignore_case))
+      ->default_str(std::string(check_name(r.check)));
+  app.add_option("-C,--count", r.count, "Pings, connections or datagrams per pair")->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  app.add_option("-S,--size", r.size, "Bytes per ping or datagram")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
   app.add_option("--retests", r.retests, "Extra meetings of each outlier pair after the rounds (0: none)")
       ->check(CLI::Range(0, 10))->capture_default_str();
+  app.add_option("--repeat", r.repeat, "Sweeps to run, each --interval after the last began (0: until interrupted)")
+      ->check(CLI::Range(0, 1'000'000))->capture_default_str();
+  app.add_option("--interval", r.interval_ms, "Milliseconds from one sweep's start to the next's")
+      ->check(CLI::Range(0, 86'400'000))->capture_default_str();
   app.add_option("--outlier-factor", opt.outlier_factor,
                  "A pair is slow when its median RTT is this many times the fleet's (and 3 MADs above it)")
       ->check(CLI::Range(1.0, 1000.0))->capture_default_str();
@@ -34,6 +58,8 @@ void add_options(CLI::App& app, options& opt) {
   auto* rep = app.add_subcommand("report", "Merge the lines of every host into one matrix, JSON and HTML");
   rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")
       ->type_name(std::string(fabric::completion::file_type));
+  rep->add_option("--check", opt.report.check, "The check to report, when the lines hold several (default: the first's)")
+      ->check(CLI::IsMember(check_word_list()));
   rep->add_option("--html", opt.report.html, "Write the heat map here, a self-contained HTML page")
       ->type_name(std::string(fabric::completion::file_type));
   rep->add_option("--prometheus", opt.report.prometheus,
@@ -62,6 +88,7 @@ void validate(const options& opt) {
 nlohmann::json options_json(const options& o) {
   if (o.mode == mode::report)
     return {{"files", o.report.files},
+            {"check", text_or_null(o.report.check)},
             {"html", text_or_null(o.report.html)},
             {"prometheus", text_or_null(o.report.prometheus)},
             {"outlier_factor", o.outlier_factor}};
@@ -79,10 +106,13 @@ nlohmann::json options_json(const options& o) {
           {"address", r.address},
           {"address_file", text_or_null(r.address_file)},
           {"port", r.port},
+          {"check", check_name(r.check)},
           {"count", r.count},
           {"size", r.size},
           {"timeout", r.timeout_ms},
           {"retests", r.retests},
+          {"repeat", r.repeat},
+          {"interval", r.interval_ms},
           {"outlier_factor", o.outlier_factor}};
 }
 

@@ -72,17 +72,19 @@ std::vector<std::vector<pairing>> retest_rounds(std::vector<rank_pair> pairs) {
   return out;
 }
 
-std::string measurements_line(int rank, const std::vector<measurement>& mine) {
+std::string measurements_line(int rank, int sweep, const std::vector<measurement>& mine) {
   json p50 = json::array();
   for (const auto& m : mine) p50.push_back({m.pair.first, m.pair.second, m.p50_us});
-  return json{{"rank", rank}, {"p50_us", std::move(p50)}}.dump() + "\n";
+  return json{{"rank", rank}, {"sweep", sweep}, {"p50_us", std::move(p50)}}.dump() + "\n";
 }
 
-std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n) {
+std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n, int sweep) {
   auto j = json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("rank") || !j["rank"].is_number_integer() ||
       !j.contains("p50_us") || !j["p50_us"].is_array())
     return std::nullopt;
+  // A rank still in an earlier sweep of --repeat speaks of stale times.
+  if (!j.contains("sweep") || !j["sweep"].is_number_integer() || j["sweep"].get<std::int64_t>() != sweep) return std::nullopt;
   auto rank = j["rank"].get<std::int64_t>();
   if (rank < 0 || rank >= n) return std::nullopt;
   std::vector<measurement> out;

@@ -60,14 +60,19 @@ std::string prometheus_text(const matrix& m) {
   out.family("fabric_sweep_pairs", "Pairs of the matrix by state: ok, slow, failed, missing");
   for (const char* state : {"ok", "slow", "failed", "missing"})
     out.sample("fabric_sweep_pairs", {{"state", state}}, static_cast<double>(m.count(state)));
-  out.family("fabric_sweep_median_rtt_p50_seconds", "The fleet's median of the pairs' median round-trip times");
-  out.sample("fabric_sweep_median_rtt_p50_seconds", {}, m.median_p50_us / us_per_s);
-  out.family("fabric_sweep_pair_rtt_p50_seconds", "A pair's median round-trip time");
+  // The check is a label, so that sweeps of every check share the families.
+  std::string check(check_name(m.check));
+  out.family("fabric_sweep_median_p50_seconds",
+             "The fleet's median of the pairs' median times (round trip, or connection setup: the check label)");
+  out.sample("fabric_sweep_median_p50_seconds", {{"check", check}}, m.median_p50_us / us_per_s);
+  out.family("fabric_sweep_pair_p50_seconds", "A pair's median time (round trip, or connection setup: the check label)");
   for (const auto& p : m.pairs)
-    if (p.latency) out.sample("fabric_sweep_pair_rtt_p50_seconds", {{"a", p.a}, {"b", p.b}}, p.latency->p50 / us_per_s);
-  out.family("fabric_sweep_pair_rtt_p99_seconds", "A pair's 99th percentile round-trip time");
+    if (p.latency)
+      out.sample("fabric_sweep_pair_p50_seconds", {{"check", check}, {"a", p.a}, {"b", p.b}}, p.latency->p50 / us_per_s);
+  out.family("fabric_sweep_pair_p99_seconds", "A pair's 99th percentile time (round trip, or connection setup)");
   for (const auto& p : m.pairs)
-    if (p.latency) out.sample("fabric_sweep_pair_rtt_p99_seconds", {{"a", p.a}, {"b", p.b}}, p.latency->p99 / us_per_s);
+    if (p.latency)
+      out.sample("fabric_sweep_pair_p99_seconds", {{"check", check}, {"a", p.a}, {"b", p.b}}, p.latency->p99 / us_per_s);
   out.family("fabric_sweep_pair_bad", "1 for a pair that is slow, failed or missing (passing pairs are not listed)");
   for (const auto& p : m.pairs)
     if (p.state != "ok") out.sample("fabric_sweep_pair_bad", {{"a", p.a}, {"b", p.b}, {"state", p.state}}, 1);

@@ -3,7 +3,6 @@
 
 #include "fabric/console.hpp"
 #include "fabric/json_values.hpp"
-#include "fabric/rc_ping.hpp"
 
 #include <fmt/format.h>
 
@@ -18,11 +17,12 @@ namespace {
 /// How many timeouts late a peer may be (its earlier rounds' dead hosts).
 constexpr int max_late_rounds = 3;
 
-/// One pair: the server side listens and echoes, the client side times.
+/// One pair: the server side listens and answers, the client side measures.
 /// It may take `late + 1` timeouts: its peer may still be waiting out a
-/// dead host in `late` earlier rounds.
+/// dead host in `late` earlier rounds. `port_round` counts the rounds of
+/// earlier sweeps too, so that no two sweeps share a port.
 pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
-                     const pairing& p, int late) {
+                     int port_round, const pairing& p, int late) {
   const auto& r = opt.run;
   bool serving = where.rank == p.server;
   pair_result out;
@@ -32,21 +32,12 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   out.server = where.hosts[static_cast<std::size_t>(p.server)];
   out.client = where.hosts[static_cast<std::size_t>(p.client)];
   out.role = serving ? "server" : "client";
-  out.port = pair_port(r.port, static_cast<int>(where.hosts.size()), round, p);
-  fabric::ping_plan plan;
-  // The server listens on every address (the rule names how peers reach
-  // it, which need not be how it sees itself); the client dials the rule's.
-  if (!serving) plan.addr = addrs[static_cast<std::size_t>(p.server)];
-  plan.port = static_cast<std::uint16_t>(out.port);
-  plan.size = static_cast<std::uint32_t>(r.size);
-  plan.count = static_cast<std::uint64_t>(r.count);
+  out.port = pair_port(r.port, static_cast<int>(where.hosts.size()), port_round, p);
+  out.check = r.check;
   auto until = fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms) * (late + 1));
   auto t0 = fabric::clock::now();
   try {
-    auto got = serving ? fabric::serve_pings(plan, until) : fabric::send_pings(plan, until);
-    out.pings = got.exchanged;
-    out.connect_us = got.connect_us;
-    if (!serving) out.latency = got.rtt.summary();
+    run_check(r, serving, addrs[static_cast<std::size_t>(p.server)], out.port, until, out);
     out.ok = true;
   } catch (const fabric::error& e) {
     if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
@@ -56,13 +47,19 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   return out;
 }
 
-std::string pair_line(const pair_result& p) {
-  std::string head = fmt::format("{} {}: {} <-> {}", p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
+std::string pair_line(const pair_result& p, bool repeating) {
+  std::string head = fmt::format("{}{} {}: {} <-> {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
+                                 p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
   if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
-  if (p.latency)
-    return fmt::format("{}: {} pings, rtt min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head, p.pings, p.latency->min,
-                       p.latency->p50, p.latency->p99, p.latency->max);
-  return fmt::format("{}: served {} pings", head, p.pings);
+  if (!p.latency) {
+    if (p.check == check::connect) return fmt::format("{}: accepted {} connections", head, p.connections.value_or(0));
+    return fmt::format("{}: served {} {}", head, p.pings, p.check == check::ud ? "datagrams" : "pings");
+  }
+  const auto& l = *p.latency;
+  std::string what = p.check == check::connect ? fmt::format("{} connections, setup", p.connections.value_or(0))
+                     : p.check == check::ud   ? fmt::format("{} of {} datagrams back, rtt", p.pings, p.sent.value_or(0))
+                                              : fmt::format("{} pings, rtt", p.pings);
+  return fmt::format("{}: {} min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head, what, l.min, l.p50, l.p99, l.max);
 }
 
 nlohmann::json agreement_json(const agreement& a, const place& where) {
@@ -94,6 +91,8 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index) {
                    {"index", index},
                    {"ok", p.ok},
                    {"error", p.ok ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
+                   {"check", check_name(p.check)},
+                   {"sweep", p.sweep + 1},
                    {"round", p.round + 1},
                    {"retest", p.retest},
                    {"server", p.server},
@@ -101,6 +100,9 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index) {
                    {"side", p.role},
                    {"port", p.port},
                    {"pings", p.pings},
+                   {"connections", fabric::value_or_null(p.connections)},
+                   {"sent", fabric::value_or_null(p.sent)},
+                   {"lost", fabric::value_or_null(p.lost)},
                    {"connect_us", fabric::value_or_null(p.connect_us)},
                    {"elapsed_us", p.elapsed_us},
                    {"latency", fabric::value_or_null(p.latency)}};
@@ -119,38 +121,58 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   con.set_role("rank");
   con.event("sweep", {{"rank", where.rank}, {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
                       {"hosts", where.hosts}, {"rounds", rep.round_count}});
+  bool repeating = opt.run.repeat != 1;
+  int earlier_rounds = 0;  // of earlier sweeps: the ports go on from there
   auto meet = [&](int round, const pairing& p, int late, bool retest) {
     if (p.server != where.rank && p.client != where.rank) return;
-    rep.pairs.push_back(run_pair(opt, where, addrs, round, p, late));
+    rep.pairs.push_back(run_pair(opt, where, addrs, round, earlier_rounds + round, p, late));
     auto& done = rep.pairs.back();
     done.retest = retest;
-    con.line(pair_line(done));
+    done.sweep = rep.sweeps;
+    con.line(pair_line(done, repeating));
     con.event("pair", pair_json(done, rep.pairs.size() - 1));
   };
-  auto t0 = fabric::clock::now();
-  // Rounds are not in lockstep: a live peer may still be in an earlier
-  // round, waiting out a dead host there. A pair of round r allows its peer
-  // to be r timeouts late (at most max_late_rounds).
-  for (int round = 0; round < rep.round_count; ++round)
-    for (const auto& p : schedule[static_cast<std::size_t>(round)]) meet(round, p, std::min(round, max_late_rounds), false);
-  // The outliers meet again, in extra rounds all ranks start together
-  // from rank 0's answer. The report keeps the best of the meetings.
-  if (opt.run.retests > 0 && n >= 3) {
-    rep.agreed = agree_on_outliers(opt, where, addrs, rep.pairs);
-    con.line(agreement_text(*rep.agreed, where));
-    con.event("outliers", agreement_json(*rep.agreed, where));
-    auto extra = retest_rounds(rep.agreed->retest);
-    for (int attempt = 0; attempt < opt.run.retests; ++attempt)
-      for (const auto& round : extra) {
-        for (const auto& p : round) meet(rep.round_count + rep.retest_rounds, p, 1, true);
-        ++rep.retest_rounds;
-      }
+  for (;;) {
+    auto started = fabric::clock::now();
+    rep.pairs.clear();
+    rep.retest_rounds = 0;
+    rep.agreed.reset();
+    // Rounds are not in lockstep: a live peer may still be in an earlier
+    // round, waiting out a dead host there. A pair of round r allows its
+    // peer to be r timeouts late (at most max_late_rounds), one more after
+    // the first sweep: a peer may still be ending the sweep before.
+    int behind = rep.sweeps > 0 ? 1 : 0;
+    for (int round = 0; round < rep.round_count; ++round)
+      for (const auto& p : schedule[static_cast<std::size_t>(round)])
+        meet(round, p, std::min(round + behind, max_late_rounds), false);
+    // The outliers meet again, in extra rounds all ranks start together
+    // from rank 0's answer. The report keeps the best of the meetings.
+    if (opt.run.retests > 0 && n >= 3) {
+      rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs);
+      con.line(agreement_text(*rep.agreed, where));
+      con.event("outliers", agreement_json(*rep.agreed, where));
+      auto extra = retest_rounds(rep.agreed->retest);
+      for (int attempt = 0; attempt < opt.run.retests; ++attempt)
+        for (const auto& round : extra) {
+          for (const auto& p : round) meet(rep.round_count + rep.retest_rounds, p, 1, true);
+          ++rep.retest_rounds;
+        }
+    }
+    earlier_rounds += rep.round_count + rep.retest_rounds;
+    rep.elapsed_us = fabric::us_since(started);
+    ++rep.sweeps;
+    if (std::any_of(rep.pairs.begin(), rep.pairs.end(), [](const pair_result& p) { return !p.ok; })) ++rep.failed_sweeps;
+    if (opt.run.repeat != 0 && rep.sweeps >= opt.run.repeat) break;
+    // The next sweep starts --interval after this one started (at once
+    // when this one took longer); Ctrl-C ends the wait.
+    fabric::wait_readable(-1, fabric::deadline::at(started + std::chrono::milliseconds(opt.run.interval_ms)));
   }
-  rep.elapsed_us = fabric::us_since(t0);
+  if (rep.failed_sweeps == 0) return {};
   std::size_t failed = 0;
   for (const auto& p : rep.pairs) failed += p.ok ? 0 : 1;
-  if (failed > 0) return {exit_code::test_failed, fmt::format("{} of {} pairs failed", failed, rep.pairs.size())};
-  return {};
+  if (!repeating) return {exit_code::test_failed, fmt::format("{} of {} pairs failed", failed, rep.pairs.size())};
+  return {exit_code::test_failed, fmt::format("{} of {} sweeps had a failed pair ({} of {} pairs in the last)",
+                                              rep.failed_sweeps, rep.sweeps, failed, rep.pairs.size())};
 }
 
 void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
@@ -173,6 +195,8 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
                   {"retest_rounds", rep.retest_rounds},
                   {"pairs", rep.pairs.size()},
                   {"failed", failed},
+                  {"sweeps", rep.sweeps},
+                  {"failed_sweeps", rep.failed_sweeps},
                   {"elapsed_us", fabric::value_or_null(rep.elapsed_us)}};
 }
 

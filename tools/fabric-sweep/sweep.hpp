@@ -22,6 +22,17 @@ namespace sweep {
 
 // ---- options (options.cpp) ----------------------------------------------
 
+/// What each pair checks (--check): an RC ping-pong's round trips, RC
+/// connection setup, or a UD ping-pong's round trips and loss.
+enum class check { ping, connect, ud };
+
+/// "ping", "connect", "ud": the word of --check and of the JSON.
+std::string_view check_name(check c) noexcept;
+/// The check of a word, if it names one.
+std::optional<check> check_of(std::string_view name) noexcept;
+/// What the matrix's numbers measure: "round-trip time", ...
+std::string_view check_measure(check c) noexcept;
+
 struct run_options {
   std::string hosts;            ///< --hosts: host list; default Slurm's node list
   std::optional<int> rank;      ///< --rank: default from Slurm, or our host name in the list
@@ -32,10 +43,14 @@ struct run_options {
   int size = 64;                ///< -S: bytes per ping
   int timeout_ms = 10000;       ///< --timeout: bound on each pair
   int retests = 1;              ///< --retests: extra meetings of each outlier pair
+  int repeat = 1;               ///< --repeat: sweeps to run, 0 until interrupted
+  int interval_ms = 0;          ///< --interval: from one sweep's start to the next's
+  sweep::check check = check::ping;  ///< --check: what each pair checks
 };
 
 struct report_options {
   std::vector<std::string> files;  ///< input files; none: stdin
+  std::string check;               ///< --check: the check to report (default: the first pair line's)
   std::string html;                ///< --html FILE
   std::string prometheus;          ///< --prometheus FILE (report and health)
 };
@@ -102,6 +117,8 @@ std::vector<std::string> addresses(const run_options& o, const std::vector<std::
 
 /// One pair as one side saw it.
 struct pair_result {
+  sweep::check check = check::ping;
+  int sweep = 0;                ///< which sweep of --repeat (0 the first)
   int round = 0;
   bool retest = false;          ///< an extra meeting of an outlier pair
   int server_rank = 0, client_rank = 0;
@@ -110,10 +127,12 @@ struct pair_result {
   int port = 0;
   bool ok = false;
   std::string error;
-  std::optional<fabric::latency_summary> latency;  ///< client side
+  std::optional<fabric::latency_summary> latency;  ///< client side: round trips, or connection setup
   std::optional<double> connect_us;
   double elapsed_us = 0;        ///< the pair on this side, waiting for the peer included
-  std::uint64_t pings = 0;
+  std::uint64_t pings = 0;      ///< round trips completed (ping, ud)
+  std::optional<std::uint64_t> connections;  ///< connections made (connect)
+  std::optional<std::uint64_t> sent, lost;   ///< datagrams (ud; lost: client side)
 };
 
 // ---- outliers (outliers.cpp, agree.cpp) ----------------------------------
@@ -156,8 +175,8 @@ struct agreement {
 /// measurements to rank 0, and rank 0's answer. The readers take what a
 /// peer sends for untrusted: nullopt for anything but a well-formed line
 /// of n hosts.
-std::string measurements_line(int rank, const std::vector<measurement>& mine);
-std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n);
+std::string measurements_line(int rank, int sweep, const std::vector<measurement>& mine);
+std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n, int sweep);
 std::string agreement_line(const agreement& a);
 std::optional<agreement> read_agreement(std::string_view line, int n);
 
@@ -166,16 +185,26 @@ std::optional<agreement> read_agreement(std::string_view line, int n);
 /// the outliers and answers each. Every wait bounded; a failure is in
 /// agreement::error, never thrown (but Ctrl-C).
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                            const std::vector<pair_result>& mine);
+                            int sweep, const std::vector<pair_result>& mine);
 
+/// This rank's part: with --repeat, the last sweep's pairs (memory stays
+/// constant however long it runs) and counts over all sweeps.
 struct run_report {
   std::optional<place> where;
   int round_count = 0;
-  int retest_rounds = 0;
+  int retest_rounds = 0;          ///< the last sweep's
   std::optional<agreement> agreed;
-  std::vector<pair_result> pairs;
-  std::optional<double> elapsed_us;
+  std::vector<pair_result> pairs;  ///< the last sweep's
+  std::optional<double> elapsed_us;  ///< the last sweep's
+  int sweeps = 0;                 ///< sweeps ended
+  int failed_sweeps = 0;          ///< sweeps with a failed pair
 };
+
+/// One side of one pair's check (checks.cpp): the server side listens on
+/// `port` and answers, the client side dials `server_addr` and measures;
+/// fills `out`'s measurements, throws fabric::error when the check failed.
+void run_check(const run_options& r, bool serving, const std::string& server_addr, int port,
+               const fabric::deadline& until, pair_result& out);
 
 nlohmann::json pair_json(const pair_result& p, std::size_t index);
 /// This rank's sweep: its pairs, round by round.
@@ -194,9 +223,11 @@ struct merged_pair {
   double elapsed_us = 0;          ///< the longer of its two sides
   int retests = 0;                ///< extra meetings seen; their best stands
   std::optional<double> first_p50_us;  ///< the sweep's round, when re-tested
+  int sweep = 0;                  ///< the latest sweep that met it (1 the first; 0 missing)
 };
 
 struct matrix {
+  sweep::check check = check::ping;  ///< what the pairs checked
   std::vector<std::string> hosts;
   std::vector<merged_pair> pairs;  ///< every pair of hosts, in host order
   double median_p50_us = 0, mad_us = 0;
@@ -209,8 +240,10 @@ struct matrix {
 };
 
 /// Merges lines (any prefix before the first '{' stripped: srun -l,
-/// clush and pdsh labels) and whole documents into the matrix.
-matrix merge(const std::vector<std::string>& lines, double outlier_factor);
+/// clush and pdsh labels) and whole documents into the matrix: the pairs
+/// of `only` (default: the check of the first pair line), the others
+/// counted in a note.
+matrix merge(const std::vector<std::string>& lines, double outlier_factor, std::optional<check> only = std::nullopt);
 /// The human table.
 std::string format_matrix(const matrix& m);
 /// A self-contained HTML page with an SVG heat map.

@@ -1,0 +1,80 @@
+// What one pair does for each --check: the flows of lib/common, one side each.
+#include "sweep.hpp"
+
+#include "fabric/rc_connect.hpp"
+#include "fabric/rc_ping.hpp"
+#include "fabric/ud_ping.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace sweep {
+
+namespace {
+
+struct check_words {
+  check c;
+  std::string_view name, measure;
+};
+constexpr std::array<check_words, 3> words{{{check::ping, "ping", "round-trip time"},
+                                            {check::connect, "connect", "connection setup time"},
+                                            {check::ud, "ud", "UD round-trip time"}}};
+
+}  // namespace
+
+std::string_view check_name(check c) noexcept { return words[static_cast<std::size_t>(c)].name; }
+std::string_view check_measure(check c) noexcept { return words[static_cast<std::size_t>(c)].measure; }
+
+std::optional<check> check_of(std::string_view name) noexcept {
+  for (const auto& w : words)
+    if (w.name == name) return w.c;
+  return std::nullopt;
+}
+
+void run_check(const run_options& r, bool serving, const std::string& server_addr, int port,
+               const fabric::deadline& until, pair_result& out) {
+  // The server listens on every address (the rule names how peers reach
+  // it, which need not be how it sees itself); the client dials the rule's.
+  std::string addr = serving ? std::string() : server_addr;
+  auto count = static_cast<std::uint64_t>(r.count);
+  switch (r.check) {
+    case check::ping: {
+      fabric::ping_plan plan{addr, static_cast<std::uint16_t>(port), static_cast<std::uint32_t>(r.size), count};
+      auto got = serving ? fabric::serve_pings(plan, until) : fabric::send_pings(plan, until);
+      out.pings = got.exchanged;
+      out.connect_us = got.connect_us;
+      if (!serving) out.latency = got.rtt.summary();
+      return;
+    }
+    case check::connect: {
+      fabric::connect_plan plan{addr, static_cast<std::uint16_t>(port), count};
+      auto got = serving ? fabric::accept_connections(plan, until) : fabric::make_connections(plan, until);
+      out.connections = got.connected;
+      // Every connection's setup is the measurement: no one connect_us.
+      if (!serving) out.latency = got.setup.summary();
+      return;
+    }
+    case check::ud: {
+      fabric::datagram_plan plan;
+      plan.addr = addr;
+      plan.port = static_cast<std::uint16_t>(port);
+      plan.size = static_cast<std::uint32_t>(r.size);
+      plan.count = count;
+      auto got = serving ? fabric::serve_datagrams(plan, until) : fabric::send_datagrams(plan, until);
+      out.pings = got.received;
+      out.sent = got.sent;
+      out.connect_us = got.connect_us;
+      if (serving) return;
+      if (auto rtt = got.rtt.summary(); rtt.count > 0) out.latency = rtt;
+      out.lost = got.sent - got.received;
+      // Loss is the UD check's failure: RC hides it in retransmissions.
+      if (*out.lost > 0)
+        throw fabric::error(fabric::exit_code::test_failed,
+                            fmt::format("{} of {} datagrams lost", *out.lost, got.sent));
+      return;
+    }
+  }
+}
+
+}  // namespace sweep
