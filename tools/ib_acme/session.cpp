@@ -59,17 +59,6 @@ std::pair<std::string, char> guess_dest(const std::string& arg, char format) {
   return {arg, 'n'};
 }
 
-/// An IPv4 or IPv6 literal as the 4 or 16 bytes of an endpoint; empty if neither.
-std::vector<std::uint8_t> ip_bytes(const std::string& text) {
-  std::vector<std::uint8_t> b(16);
-  if (inet_pton(AF_INET, text.c_str(), b.data()) > 0) {
-    b.resize(4);
-    return b;
-  }
-  if (inet_pton(AF_INET6, text.c_str(), b.data()) > 0) return b;
-  return {};
-}
-
 class session {
 public:
   session(const options& o, report& r, const printer& out) : opt_(o), rep_(r), out_(out) {}
@@ -177,14 +166,14 @@ private:
       case 'i': {
         std::vector<std::uint8_t> s;
         if (!l.source.empty()) {
-          s = ip_bytes(l.source);
+          s = acm::ip_bytes(l.source);
           if (s.empty()) {
             out_("inet_pton error on source address ({}): 0x0\n", l.source);
             l.error = "source is not an IP address";
             return false;
           }
         }
-        auto d = ip_bytes(l.dest);
+        auto d = acm::ip_bytes(l.dest);
         if (d.empty()) {
           out_("inet_pton error on destination address ({}): 0x0\n", l.dest);
           l.error = "destination is not an IP address";
@@ -384,7 +373,7 @@ private:
       acm::endpoint e;
       if (type == 'i') {
         if (opt_.verbose) out_("query_perf_ip: src_addr {}\n", src);
-        auto b = ip_bytes(src);
+        auto b = acm::ip_bytes(src);
         if (b.empty()) {
           out_("inet_pton error on src address ({}): 0x0\n", src);
           return local_failure();

@@ -130,6 +130,16 @@ std::string counter_key(std::size_t index) {
   return index < std::size(keys) ? std::string(keys[index]) : fmt::format("counter_{}", index);
 }
 
+std::vector<std::uint8_t> ip_bytes(const std::string& text) {
+  std::vector<std::uint8_t> b(16);
+  if (inet_pton(AF_INET, text.c_str(), b.data()) > 0) {
+    b.resize(4);
+    return b;
+  }
+  if (inet_pton(AF_INET6, text.c_str(), b.data()) > 0) return b;
+  return {};
+}
+
 endpoint endpoint::address(std::span<const std::uint8_t> addr, std::uint32_t flags) {
   if (addr.size() != 4 && addr.size() != 16) throw std::invalid_argument("an IP address is 4 or 16 bytes");
   endpoint e;

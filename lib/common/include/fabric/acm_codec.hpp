@@ -68,6 +68,10 @@ using fabric::encode_path;
 using fabric::path_record;
 using fabric::path_record_size;
 
+/// An IPv4 or IPv6 literal as the 4 or 16 bytes of an address entry, in
+/// network order; empty when it is neither.
+std::vector<std::uint8_t> ip_bytes(const std::string& text);
+
 /// One endpoint entry: flags, type and the 64-byte address, name or path.
 struct endpoint {
   std::uint32_t flags = 0;
