@@ -33,10 +33,15 @@ std::uint64_t number_of(std::span<const std::byte> payload) {
   return n;
 }
 
-void fail_on(const ibv_wc& wc, const std::string& peer) {
-  if (wc.status != IBV_WC_SUCCESS)
-    throw error(exit_code::connect_failed, fmt::format("{}: {} failed: {}", peer, ud_endpoint::is_send(wc) ? "send" : "receive",
-                                                       ibv_wc_status_str(wc.status)));
+/// Throws for a completion that ends the exchange: a failed send, or a
+/// receive flushed because the QP broke. Any other failed receive (a
+/// datagram too long for its slot, which anyone who knows the QPN can
+/// send) is a stranger's: false, and its slot goes back.
+bool usable(const ibv_wc& wc, const std::string& peer) {
+  if (wc.status == IBV_WC_SUCCESS) return true;
+  if (!ud_endpoint::is_send(wc) && wc.status != IBV_WC_WR_FLUSH_ERR) return false;
+  throw error(exit_code::connect_failed, fmt::format("{}: {} failed: {}", peer, ud_endpoint::is_send(wc) ? "send" : "receive",
+                                                     ibv_wc_status_str(wc.status)));
 }
 
 /// The length of a receive's payload, or nullopt for a datagram too short
@@ -150,7 +155,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const deadline& unti
     }
     for (std::size_t i = 0; i < n; ++i) {
       const auto& wc = wcs[i];
-      fail_on(wc, out.peer);
+      bool good = usable(wc, out.peer);
       if (ud_endpoint::is_send(wc)) {
         busy[ud_endpoint::slot_of(wc)] = false;
         continue;
@@ -158,7 +163,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const deadline& unti
       auto slot = ud_endpoint::slot_of(wc);
       auto length = payload_length(wc);
       auto grh = ep.grh(slot);
-      if (!length || (expected_gid && !from_source(wc, grh, *expected_gid, sender)) || (sender && wc.src_qp != *sender)) {
+      if (!good || !length || (expected_gid && !from_source(wc, grh, *expected_gid, sender)) || (sender && wc.src_qp != *sender)) {
         ++out.strangers;
         ep.post_recv(slot);
         continue;
@@ -175,7 +180,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const deadline& unti
       while (busy[next_slot]) {
         std::array<ibv_wc, 1> sent{};
         if (ep.cq().wait(sent, until) == 0) throw error(exit_code::timeout, fmt::format("{}: sends did not complete", out.peer));
-        fail_on(sent[0], out.peer);
+        usable(sent[0], out.peer);
         if (ud_endpoint::is_send(sent[0])) busy[ud_endpoint::slot_of(sent[0])] = false;
         else ep.post_recv(ud_endpoint::slot_of(sent[0]));  // a datagram while the queue is full: dropped
       }
@@ -237,14 +242,14 @@ datagram_outcome send_datagrams(const datagram_plan& plan, const deadline& until
       }
       for (std::size_t i = 0; i < n; ++i) {
         const auto& wc = wcs[i];
-        fail_on(wc, out.peer);
+        bool good = usable(wc, out.peer);
         if (ud_endpoint::is_send(wc)) {
           send_done = true;
           continue;
         }
         auto rslot = ud_endpoint::slot_of(wc);
         auto length = payload_length(wc);
-        if (!length || wc.src_qp != c->server.qpn) {
+        if (!good || !length || wc.src_qp != c->server.qpn) {
           ++out.strangers;
         } else if (number_of(ep.payload(rslot, *length)) == number && !reply) {
           out.rtt.add(us_since(sent_at));
