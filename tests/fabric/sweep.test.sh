@@ -97,6 +97,27 @@ expect_rc 0 "report --check ud: the UD matrix" "$SWEEP" report --check ud --outl
 check "report --check ud, human: the UD round trips named" grep -q "^p50 UD round-trip time" "$LAST_OUT"
 expect_rc 2 "report --check with a word it does not know (2)" "$SWEEP" report --check rdma "$WORK/mixed.jsonl"
 
+# --check acm: each rank looks up its peers through an ACM service, the
+# stand-in of the ACM tests (an address ending in 1..199 resolves, one
+# ending in 250 has no data): h3's pairs fail, h1-h2 passes.
+/usr/bin/python3 "$(dirname "$0")/../acm/acm_responder.py" --unix "$WORK/acm.sock" --ready "$WORK/acm.ready" >"$WORK/acm.log" 2>&1 &
+ACM_PID=$!
+for _ in $(seq 100); do [ -e "$WORK/acm.ready" ] && break; sleep 0.05; done
+printf 'h1 10.0.0.1\nh2 10.0.0.2\nh3 10.0.0.250\n' >"$WORK/acm-addresses"
+for r in 0 1 2; do
+  start_bg "acm-$r" "$SWEEP" --hosts "h[1-3]" --rank "$r" --address-file "$WORK/acm-addresses" --check acm \
+    --acm-service "$WORK/acm.sock" -C 5 $T --retests 0 --json=lines
+done
+for r in 0 1 2; do wait_bg "acm-$r" 60 >/dev/null || true; done
+kill "$ACM_PID" 2>/dev/null || true
+check "--check acm, rank 0: five lookups of h2, each timed" json_lines_check "$WORK/acm-0.out" \
+  '[(p["ok"], p["lookups"], p["latency"]["count"]) for p in d["results"] if p["client"] == "h2"] == [(True, 5, 5)]'
+cat "$WORK"/acm-[012].out >"$WORK/acm.jsonl"
+expect_rc 1 "report --check acm: an address without data fails its pairs (1)" "$SWEEP" report -j "$WORK/acm.jsonl"
+check "report --check acm: h1-h2 ok, h1-h3 and h2-h3 failed for ENODATA" json_check "$LAST_OUT" \
+  'd["summary"]["check"] == "acm" and [r["state"] for r in d["results"]] == ["ok", "failed", "failed"] and
+   all("ENODATA" in r["error"] for r in d["results"][1:])'
+
 # Host h4 never starts: each of its peers loses one timeout, not more, and
 # the report names it. Rank 0 gathers the ranks' times while h2 still
 # waits out h4 in the last round; meanwhile strangers come to its

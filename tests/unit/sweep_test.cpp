@@ -326,7 +326,7 @@ TEST(sweep_report, with_repeat_a_pair_is_its_latest_sweep) {
 namespace {
 
 TEST(sweep_checks, each_check_has_one_word_and_unknown_words_none) {
-  for (auto c : {sweep::check::ping, sweep::check::connect, sweep::check::ud})
+  for (auto c : {sweep::check::ping, sweep::check::connect, sweep::check::ud, sweep::check::acm})
     EXPECT_EQ(sweep::check_of(sweep::check_name(c)), c);
   EXPECT_FALSE(sweep::check_of("PING"));
   EXPECT_FALSE(sweep::check_of(""));

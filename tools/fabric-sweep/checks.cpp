@@ -1,6 +1,8 @@
 // What one pair does for each --check: the flows of lib/common, one side each.
 #include "sweep.hpp"
 
+#include "fabric/acm.hpp"
+#include "fabric/console.hpp"
 #include "fabric/rc_connect.hpp"
 #include "fabric/rc_ping.hpp"
 #include "fabric/ud_ping.hpp"
@@ -17,9 +19,34 @@ struct check_words {
   check c;
   std::string_view name, measure;
 };
-constexpr std::array<check_words, 3> words{{{check::ping, "ping", "round-trip time"},
+constexpr std::array<check_words, 4> words{{{check::ping, "ping", "round-trip time"},
                                             {check::connect, "connect", "connection setup time"},
-                                            {check::ud, "ud", "UD round-trip time"}}};
+                                            {check::ud, "ud", "UD round-trip time"},
+                                            {check::acm, "acm", "ACM lookup time"}}};
+
+/// `count` lookups of `peer` through the ACM service, each timed.
+void look_up(const run_options& r, const std::string& peer, std::uint64_t count, const fabric::deadline& until,
+             pair_result& out) {
+  namespace acm = fabric::acm;
+  auto bytes = acm::ip_bytes(peer);
+  if (bytes.empty())
+    throw fabric::error(fabric::exit_code::usage, fmt::format("--check acm looks up IP addresses; {} is not one",
+                                                              fabric::printable(peer)));
+  const std::vector<acm::endpoint> request{acm::endpoint::address(bytes, acm::flag_dest)};
+  auto service = acm::client::connect(r.acm_service, acm::service_port(), until);
+  fabric::latency_stats took;
+  out.lookups = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    auto t0 = fabric::clock::now();
+    auto reply = service.resolve(request, until);
+    if (reply.status != 0)
+      throw fabric::error(fabric::exit_code::resolve_failed,
+                          fmt::format("ACM lookup of {}: {}", peer, acm::status_name(reply.status)));
+    took.add(fabric::us_since(t0));
+    ++*out.lookups;
+  }
+  out.latency = took.summary();
+}
 
 }  // namespace
 
@@ -32,11 +59,11 @@ std::optional<check> check_of(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-void run_check(const run_options& r, bool serving, const std::string& server_addr, int port,
+void run_check(const run_options& r, bool serving, const std::string& peer_addr, int port,
                const fabric::deadline& until, pair_result& out) {
   // The server listens on every address (the rule names how peers reach
   // it, which need not be how it sees itself); the client dials the rule's.
-  std::string addr = serving ? std::string() : server_addr;
+  std::string addr = serving ? std::string() : peer_addr;
   auto count = static_cast<std::uint64_t>(r.count);
   switch (r.check) {
     case check::ping: {
@@ -74,6 +101,10 @@ void run_check(const run_options& r, bool serving, const std::string& server_add
                             fmt::format("{} of {} datagrams lost", *out.lost, got.sent));
       return;
     }
+    case check::acm:
+      // Each side asks its own service for the other: no traffic between them.
+      look_up(r, peer_addr, count, until, out);
+      return;
   }
 }
 

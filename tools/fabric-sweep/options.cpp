@@ -1,6 +1,7 @@
 // The command line: the run's options, and the report subcommand's.
 #include "sweep.hpp"
 
+#include "fabric/acm.hpp"
 #include "fabric/completion.hpp"
 #include "fabric/json_values.hpp"
 
@@ -12,15 +13,9 @@ using fabric::text_or_null;
 
 namespace {
 
-std::map<std::string, check> check_words() {
-  std::map<std::string, check> out;
-  for (auto c : {check::ping, check::connect, check::ud}) out.emplace(check_name(c), c);
-  return out;
-}
-
-std::vector<std::string> check_word_list() {
+std::vector<std::string> check_words() {
   std::vector<std::string> out;
-  for (const auto& [word, c] : check_words()) out.push_back(word);
+  for (auto c : {check::ping, check::connect, check::ud, check::acm}) out.emplace_back(check_name(c));
   return out;
 }
 
@@ -38,11 +33,16 @@ void add_options(CLI::App& app, options& opt) {
       ->type_name(std::string(fabric::completion::file_type));
   app.add_option("--port", r.port, "rdma_cm port of the first round; each pair of each round takes its own")
       ->check(CLI::Range(1, 65535))->capture_default_str();
-  app.add_option("--check", r.check, "What each pair checks: ping (RC round trips), connect (RC connection setup), "
-                 "ud (UD round trips and loss)")
-      ->transform(CLI::CheckedTransformer(check_words(), CLI::ignore_case))
+  app.add_option_function<std::string>(
+         "--check", [&r](const std::string& word) { r.check = check_of(word).value_or(check::ping); },
+         "What each pair checks: ping (RC round trips), connect (RC connection setup), "
+         "ud (UD round trips and loss), acm (each side's ACM lookups of the other)")
+      ->check(CLI::IsMember(check_words()))
       ->default_str(std::string(check_name(r.check)));
-  app.add_option("-C,--count", r.count, "Pings, connections or datagrams per pair")->check(CLI::Range(1, 1'000'000))->capture_default_str();
+  app.add_option("--acm-service", r.acm_service,
+                 "The ACM service of --check acm: a unix socket path (starting with /) or a host reached over TCP")
+      ->default_str(std::string(fabric::acm::default_unix_path));
+  app.add_option("-C,--count", r.count, "Pings, connections, datagrams or lookups per pair")->check(CLI::Range(1, 1'000'000))->capture_default_str();
   app.add_option("-S,--size", r.size, "Bytes per ping or datagram")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
   app.add_option("--retests", r.retests, "Extra meetings of each outlier pair after the rounds (0: none)")
@@ -59,7 +59,7 @@ void add_options(CLI::App& app, options& opt) {
   rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")
       ->type_name(std::string(fabric::completion::file_type));
   rep->add_option("--check", opt.report.check, "The check to report, when the lines hold several (default: the first's)")
-      ->check(CLI::IsMember(check_word_list()));
+      ->check(CLI::IsMember(check_words()));
   rep->add_option("--html", opt.report.html, "Write the heat map here, a self-contained HTML page")
       ->type_name(std::string(fabric::completion::file_type));
   rep->add_option("--prometheus", opt.report.prometheus,
@@ -107,6 +107,7 @@ nlohmann::json options_json(const options& o) {
           {"address_file", text_or_null(r.address_file)},
           {"port", r.port},
           {"check", check_name(r.check)},
+          {"acm_service", r.acm_service},
           {"count", r.count},
           {"size", r.size},
           {"timeout", r.timeout_ms},

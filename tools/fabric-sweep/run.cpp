@@ -37,7 +37,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   auto until = fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms) * (late + 1));
   auto t0 = fabric::clock::now();
   try {
-    run_check(r, serving, addrs[static_cast<std::size_t>(p.server)], out.port, until, out);
+    run_check(r, serving, addrs[static_cast<std::size_t>(serving ? p.client : p.server)], out.port, until, out);
     out.ok = true;
   } catch (const fabric::error& e) {
     if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
@@ -51,6 +51,10 @@ std::string pair_line(const pair_result& p, bool repeating) {
   std::string head = fmt::format("{}{} {}: {} <-> {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
                                  p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
   if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
+  if (p.check == check::acm && p.latency)
+    return fmt::format("{}: {} lookups of {}, min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head,
+                       p.lookups.value_or(0), p.role == "server" ? p.client : p.server, p.latency->min, p.latency->p50,
+                       p.latency->p99, p.latency->max);
   if (!p.latency) {
     if (p.check == check::connect) return fmt::format("{}: accepted {} connections", head, p.connections.value_or(0));
     return fmt::format("{}: served {} {}", head, p.pings, p.check == check::ud ? "datagrams" : "pings");
@@ -103,6 +107,7 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index) {
                    {"connections", fabric::value_or_null(p.connections)},
                    {"sent", fabric::value_or_null(p.sent)},
                    {"lost", fabric::value_or_null(p.lost)},
+                   {"lookups", fabric::value_or_null(p.lookups)},
                    {"connect_us", fabric::value_or_null(p.connect_us)},
                    {"elapsed_us", p.elapsed_us},
                    {"latency", fabric::value_or_null(p.latency)}};

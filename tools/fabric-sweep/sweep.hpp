@@ -5,6 +5,7 @@
 /// merges what they all printed into one matrix; `fabric-sweep health`
 /// checks one host for a node health checker.
 
+#include "fabric/acm.hpp"
 #include "fabric/cli.hpp"
 #include "fabric/stats.hpp"
 #include "fabric/ud.hpp"
@@ -23,8 +24,9 @@ namespace sweep {
 // ---- options (options.cpp) ----------------------------------------------
 
 /// What each pair checks (--check): an RC ping-pong's round trips, RC
-/// connection setup, or a UD ping-pong's round trips and loss.
-enum class check { ping, connect, ud };
+/// connection setup, a UD ping-pong's round trips and loss, or each side's
+/// ACM lookups of the other.
+enum class check { ping, connect, ud, acm };
 
 /// "ping", "connect", "ud": the word of --check and of the JSON.
 std::string_view check_name(check c) noexcept;
@@ -46,6 +48,7 @@ struct run_options {
   int repeat = 1;               ///< --repeat: sweeps to run, 0 until interrupted
   int interval_ms = 0;          ///< --interval: from one sweep's start to the next's
   sweep::check check = check::ping;  ///< --check: what each pair checks
+  std::string acm_service{fabric::acm::default_unix_path};  ///< --acm-service: the service of --check acm
 };
 
 struct report_options {
@@ -133,6 +136,7 @@ struct pair_result {
   std::uint64_t pings = 0;      ///< round trips completed (ping, ud)
   std::optional<std::uint64_t> connections;  ///< connections made (connect)
   std::optional<std::uint64_t> sent, lost;   ///< datagrams (ud; lost: client side)
+  std::optional<std::uint64_t> lookups;      ///< ACM lookups answered (acm)
 };
 
 // ---- outliers (outliers.cpp, agree.cpp) ----------------------------------
@@ -201,9 +205,10 @@ struct run_report {
 };
 
 /// One side of one pair's check (checks.cpp): the server side listens on
-/// `port` and answers, the client side dials `server_addr` and measures;
-/// fills `out`'s measurements, throws fabric::error when the check failed.
-void run_check(const run_options& r, bool serving, const std::string& server_addr, int port,
+/// `port` and answers, the client side dials `peer_addr` and measures (for
+/// acm, each side looks up `peer_addr` alone); fills `out`'s
+/// measurements, throws fabric::error when the check failed.
+void run_check(const run_options& r, bool serving, const std::string& peer_addr, int port,
                const fabric::deadline& until, pair_result& out);
 
 nlohmann::json pair_json(const pair_result& p, std::size_t index);
