@@ -97,6 +97,30 @@ expect_rc 0 "report --check ud: the UD matrix" "$SWEEP" report --check ud --outl
 check "report --check ud, human: the UD round trips named" grep -q "^p50 UD round-trip time" "$LAST_OUT"
 expect_rc 2 "report --check with a word it does not know (2)" "$SWEEP" report --check rdma "$WORK/mixed.jsonl"
 
+# --check multicast: three ranks in one group at once, each hearing the
+# others' datagrams; then with h3 never started, whose pairs fail.
+for r in 0 1 2; do
+  start_bg "mc-$r" "$SWEEP" --hosts "h[1-3]" --rank "$r" --address "$ADDR" --check multicast -C 30 $T --json=lines
+done
+for r in 0 1 2; do wait_bg "mc-$r" 60 >/dev/null || true; done
+for r in 0 1 2; do
+  check "--check multicast, rank $r: both peers heard, 30 datagrams each" json_lines_check "$WORK/mc-$r.out" \
+    'd["ok"] and d["summary"]["rounds"] == 1 and [(p["check"], p["pings"], p["lost"], p["round"]) for p in d["results"]] == [("multicast", 30, 0, 1)] * 2'
+done
+cat "$WORK"/mc-[012].out >"$WORK/mc.jsonl"
+expect_rc 0 "report --check multicast: every pair heard both ways" "$SWEEP" report "$WORK/mc.jsonl"
+check "report --check multicast, human: the multicast matrix" grep -q "^multicast: ok when each of a pair heard" "$LAST_OUT"
+for r in 0 1; do
+  start_bg "mcd-$r" "$SWEEP" --hosts "h[1-3]" --rank "$r" --address "$ADDR" --check multicast -C 30 --timeout 2000 --json=lines
+done
+t0=$SECONDS
+for r in 0 1; do wait_bg "mcd-$r" 60 >/dev/null || true; done
+check "--check multicast with a dead host: a bounded wait" test $((SECONDS - t0)) -le 30
+cat "$WORK"/mcd-[01].out >"$WORK/mcd.jsonl"
+expect_rc 1 "report --check multicast, a dead host: its pairs fail (1)" "$SWEEP" report -j "$WORK/mcd.jsonl"
+check "report --check multicast, a dead host: h1-h2 ok, h3's pairs failed" json_check "$LAST_OUT" \
+  'd["summary"]["check"] == "multicast" and [r["state"] for r in d["results"]] == ["ok", "failed", "failed"]'
+
 # --check acm: each rank looks up its peers through an ACM service, the
 # stand-in of the ACM tests (an address ending in 1..199 resolves, one
 # ending in 250 has no data): h3's pairs fail, h1-h2 passes.

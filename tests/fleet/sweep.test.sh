@@ -49,6 +49,15 @@ check "report: six pairs ok, ranks from Slurm" json_check "$LAST_OUT" \
 check "report: the HTML page has the heat map" grep -q "<svg" "$WORK/clean.html"
 echo "    | clean sweep of 4 hosts under srun: ${clean_s}s"
 
+# --check multicast: all four guests in one group at once, every pair
+# heard both ways.
+expect_rc 0 "srun --check multicast: every guest heard every other" \
+  srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${ARGS[@]}" --check multicast
+cp "$LAST_OUT" "$WORK/multicast.jsonl"
+expect_rc 0 "report --check multicast: six pairs ok" "$SWEEP" report -j "$WORK/multicast.jsonl"
+check "report --check multicast: six pairs ok in one round" json_check "$LAST_OUT" \
+  'd["summary"]["check"] == "multicast" and d["summary"]["ok"] == 6 and d["summary"]["rounds"] == 1'
+
 # 2. One link delayed (c -> d), one lossy (a -> b): the delayed link is the
 # outlier, the lossy one is not passed as ok.
 delay_link c 10.0.0.4 delay 20ms

@@ -105,14 +105,11 @@ unique_fd listen_on(int port) {
   throw fabric::error(exit_code::system, fmt::format("cannot listen on TCP port {}: {}", port, std::strerror(last)));
 }
 
-/// Rank 0: hears every rank it met (others too, if they come in time),
-/// names the outliers, answers everyone heard.
-agreement collect(const options& opt, const place& where, int sweep, const std::vector<pair_result>& mine) {
+/// Rank 0: hears every rank of `expected` (others too, if they come in
+/// time), names the outliers of its times and theirs, answers everyone heard.
+agreement collect(const options& opt, const place& where, int sweep, std::set<int> expected,
+                  std::vector<measurement> all) {
   int n = static_cast<int>(where.hosts.size());
-  std::set<int> expected;
-  for (int r = 1; r < n; ++r)
-    if (met(mine, r)) expected.insert(r);
-  auto all = measured(mine);
   auto until = deadline::after(std::chrono::milliseconds(opt.run.timeout_ms) * wait_timeouts);
   auto listener = listen_on(opt.run.port);
 
@@ -175,12 +172,12 @@ agreement collect(const options& opt, const place& where, int sweep, const std::
   return a;
 }
 
-/// Any other rank: tells rank 0 what it measured and waits for the answer.
+/// Any other rank: tells rank 0 what it measured and waits for the
+/// answer; `patient` as long as rank 0 may take to hear everyone.
 agreement ask(const options& opt, const place& where, const std::string& rank0, int sweep,
-              const std::vector<pair_result>& mine) {
+              const std::vector<measurement>& mine, bool patient) {
   int n = static_cast<int>(where.hosts.size());
-  // A rank that could not meet rank 0 still tries, but not for long.
-  auto until = deadline::after(std::chrono::milliseconds(opt.run.timeout_ms) * (met(mine, 0) ? wait_timeouts + 1 : 1));
+  auto until = deadline::after(std::chrono::milliseconds(opt.run.timeout_ms) * (patient ? wait_timeouts + 1 : 1));
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -204,7 +201,7 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
     // Rank 0 may still be in its rounds: try again shortly.
     fabric::wait_readable(-1, deadline::after(std::chrono::milliseconds(100)).min(until));
   }
-  send_all(fd.get(), measurements_line(where.rank, sweep, measured(mine)), until);
+  send_all(fd.get(), measurements_line(where.rank, sweep, mine), until);
   std::string in;
   while (in.find('\n') == std::string::npos) {
     if (in.size() > max_line) throw fabric::error(exit_code::protocol, "rank 0's answer is too long");
@@ -221,7 +218,27 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
                             int sweep, const std::vector<pair_result>& mine) {
   try {
-    return where.rank == 0 ? collect(opt, where, sweep, mine) : ask(opt, where, addrs.front(), sweep, mine);
+    if (where.rank != 0)
+      // A rank that could not meet rank 0 still tries, but not for long.
+      return ask(opt, where, addrs.front(), sweep, measured(mine), met(mine, 0));
+    std::set<int> expected;
+    for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r)
+      if (met(mine, r)) expected.insert(r);
+    return collect(opt, where, sweep, std::move(expected), measured(mine));
+  } catch (const fabric::error& e) {
+    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
+    agreement a;
+    a.error = e.what();
+    return a;
+  }
+}
+
+agreement gather_everyone(const options& opt, const place& where, const std::vector<std::string>& addrs, int sweep) {
+  try {
+    if (where.rank != 0) return ask(opt, where, addrs.front(), sweep, {}, true);
+    std::set<int> everyone;
+    for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r) everyone.insert(r);
+    return collect(opt, where, sweep, std::move(everyone), {});
   } catch (const fabric::error& e) {
     if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
     agreement a;

@@ -3,6 +3,7 @@
 
 #include "fabric/acm.hpp"
 #include "fabric/console.hpp"
+#include "fabric/group_exchange.hpp"
 #include "fabric/rc_connect.hpp"
 #include "fabric/rc_ping.hpp"
 #include "fabric/ud_ping.hpp"
@@ -19,10 +20,11 @@ struct check_words {
   check c;
   std::string_view name, measure;
 };
-constexpr std::array<check_words, 4> words{{{check::ping, "ping", "round-trip time"},
+constexpr std::array<check_words, 5> words{{{check::ping, "ping", "round-trip time"},
                                             {check::connect, "connect", "connection setup time"},
                                             {check::ud, "ud", "UD round-trip time"},
-                                            {check::acm, "acm", "ACM lookup time"}}};
+                                            {check::acm, "acm", "ACM lookup time"},
+                                            {check::multicast, "multicast", "multicast delivery"}}};
 
 /// `count` lookups of `peer` through the ACM service, each timed.
 void look_up(const run_options& r, const std::string& peer, std::uint64_t count, const fabric::deadline& until,
@@ -105,7 +107,74 @@ void run_check(const run_options& r, bool serving, const std::string& peer_addr,
       // Each side asks its own service for the other: no traffic between them.
       look_up(r, peer_addr, count, until, out);
       return;
+    case check::multicast:
+      throw fabric::error(fabric::exit_code::usage, "the multicast check has no pairs of its own (run_group)");
   }
+}
+
+std::vector<pair_result> run_group(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                                   int sweep, agreement& met) {
+  const auto& r = opt.run;
+  auto n = static_cast<std::uint32_t>(where.hosts.size());
+  auto me = static_cast<std::uint32_t>(where.rank);
+  auto t0 = fabric::clock::now();
+  // Every wait of the check: the join, the meeting's own, the exchange.
+  auto until = fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms));
+  fabric::group_plan plan;
+  plan.group = r.group;
+  plan.local = addrs[me];
+  plan.member = me;
+  plan.members = n;
+  plan.size = static_cast<std::uint32_t>(r.size);
+  plan.count = static_cast<std::uint64_t>(r.count);
+  std::optional<fabric::group_member> member;
+  std::optional<fabric::group_outcome> heard;
+  std::string failure;
+  try {
+    member.emplace(plan, until);
+  } catch (const fabric::error& e) {
+    if (e.code() == fabric::exit_code::interrupted || e.code() == fabric::exit_code::output_closed) throw;
+    failure = e.what();
+  }
+  // A rank that could not join still comes to the meeting: nobody waits
+  // for it in vain.
+  met = gather_everyone(opt, where, addrs, sweep);
+  if (member && met.error.empty()) {
+    try {
+      heard = member->exchange(fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms)));
+    } catch (const fabric::error& e) {
+      if (e.code() == fabric::exit_code::interrupted || e.code() == fabric::exit_code::output_closed) throw;
+      failure = e.what();
+    }
+  } else if (failure.empty()) {
+    failure = fmt::format("no meeting of the ranks: {}", met.error);
+  }
+  std::vector<pair_result> out;
+  for (std::uint32_t peer = 0; peer < n; ++peer) {
+    if (peer == me) continue;
+    auto& p = out.emplace_back();
+    p.check = check::multicast;
+    p.server_rank = static_cast<int>(std::min(me, peer));
+    p.client_rank = static_cast<int>(std::max(me, peer));
+    p.server = where.hosts[static_cast<std::size_t>(p.server_rank)];
+    p.client = where.hosts[static_cast<std::size_t>(p.client_rank)];
+    p.role = me < peer ? "server" : "client";
+    p.port = r.port;
+    p.elapsed_us = fabric::us_since(t0);
+    if (member) p.connect_us = member->join_us();
+    if (!heard) {
+      p.error = failure;
+      continue;
+    }
+    p.sent = heard->sent;
+    p.pings = heard->received[peer];
+    p.lost = plan.count - heard->received[peer];
+    p.ok = *p.lost == 0;
+    if (!p.ok)
+      p.error = fmt::format("{} heard {} of {}'s {} datagrams", where.hosts[me], heard->received[peer],
+                            where.hosts[peer], plan.count);
+  }
+  return out;
 }
 
 }  // namespace sweep

@@ -243,7 +243,10 @@ std::string format_matrix(const matrix& m) {
       }
     return "?";
   };
-  s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported\n", check_measure(m.check));
+  if (m.check == check::multicast)
+    s += "multicast: ok when each of a pair heard all of the other's datagrams; FAIL failed, ? not reported\n";
+  else
+    s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported\n", check_measure(m.check));
   s += fmt::format("{:<{}}", "", w);
   for (const auto& h : m.hosts) s += fmt::format(" {:>{}}", fabric::printable(h), w);
   s += "\n";

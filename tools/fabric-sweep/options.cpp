@@ -15,7 +15,7 @@ namespace {
 
 std::vector<std::string> check_words() {
   std::vector<std::string> out;
-  for (auto c : {check::ping, check::connect, check::ud, check::acm}) out.emplace_back(check_name(c));
+  for (auto c : {check::ping, check::connect, check::ud, check::acm, check::multicast}) out.emplace_back(check_name(c));
   return out;
 }
 
@@ -36,12 +36,14 @@ void add_options(CLI::App& app, options& opt) {
   app.add_option_function<std::string>(
          "--check", [&r](const std::string& word) { r.check = check_of(word).value_or(check::ping); },
          "What each pair checks: ping (RC round trips), connect (RC connection setup), "
-         "ud (UD round trips and loss), acm (each side's ACM lookups of the other)")
+         "ud (UD round trips and loss), acm (each side's ACM lookups of the other), "
+         "multicast (every host in one group, each hearing every other)")
       ->check(CLI::IsMember(check_words()))
       ->default_str(std::string(check_name(r.check)));
   app.add_option("--acm-service", r.acm_service,
                  "The ACM service of --check acm: a unix socket path (starting with /) or a host reached over TCP")
       ->default_str(std::string(fabric::acm::default_unix_path));
+  app.add_option("--group", r.group, "The multicast group of --check multicast")->capture_default_str();
   app.add_option("-C,--count", r.count, "Pings, connections, datagrams or lookups per pair")->check(CLI::Range(1, 1'000'000))->capture_default_str();
   app.add_option("-S,--size", r.size, "Bytes per ping or datagram")->check(CLI::Range(1, 1 << 20))->capture_default_str();
   fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
@@ -108,6 +110,7 @@ nlohmann::json options_json(const options& o) {
           {"port", r.port},
           {"check", check_name(r.check)},
           {"acm_service", r.acm_service},
+          {"group", r.group},
           {"count", r.count},
           {"size", r.size},
           {"timeout", r.timeout_ms},

@@ -55,6 +55,8 @@ std::string pair_line(const pair_result& p, bool repeating) {
     return fmt::format("{}: {} lookups of {}, min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head,
                        p.lookups.value_or(0), p.role == "server" ? p.client : p.server, p.latency->min, p.latency->p50,
                        p.latency->p99, p.latency->max);
+  if (p.check == check::multicast)
+    return fmt::format("{}: heard {} of the peer's datagrams, sent {}", head, p.pings, p.sent.value_or(0));
   if (!p.latency) {
     if (p.check == check::connect) return fmt::format("{}: accepted {} connections", head, p.connections.value_or(0));
     return fmt::format("{}: served {} {}", head, p.pings, p.check == check::ud ? "datagrams" : "pings");
@@ -121,21 +123,25 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   int n = static_cast<int>(where.hosts.size());
   if (port_cycle(opt.run.port, n) < max_late_rounds + 2)
     fabric::cli::usage_error(fmt::format("--port {}: too few ports above it for the rounds of {} hosts", opt.run.port, n));
-  auto schedule = rounds(n);
-  rep.round_count = static_cast<int>(schedule.size());
+  bool group = opt.run.check == check::multicast;
+  auto schedule = group ? std::vector<std::vector<pairing>>{} : rounds(n);
+  rep.round_count = group ? 1 : static_cast<int>(schedule.size());
   con.set_role("rank");
   con.event("sweep", {{"rank", where.rank}, {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
                       {"hosts", where.hosts}, {"rounds", rep.round_count}});
   bool repeating = opt.run.repeat != 1;
   int earlier_rounds = 0;  // of earlier sweeps: the ports go on from there
+  auto report_pair = [&](pair_result done) {
+    done.sweep = rep.sweeps;
+    rep.pairs.push_back(std::move(done));
+    con.line(pair_line(rep.pairs.back(), repeating));
+    con.event("pair", pair_json(rep.pairs.back(), rep.pairs.size() - 1));
+  };
   auto meet = [&](int round, const pairing& p, int late, bool retest) {
     if (p.server != where.rank && p.client != where.rank) return;
-    rep.pairs.push_back(run_pair(opt, where, addrs, round, earlier_rounds + round, p, late));
-    auto& done = rep.pairs.back();
+    auto done = run_pair(opt, where, addrs, round, earlier_rounds + round, p, late);
     done.retest = retest;
-    done.sweep = rep.sweeps;
-    con.line(pair_line(done, repeating));
-    con.event("pair", pair_json(done, rep.pairs.size() - 1));
+    report_pair(std::move(done));
   };
   for (;;) {
     auto started = fabric::clock::now();
@@ -147,12 +153,17 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     // peer to be r timeouts late (at most max_late_rounds), one more after
     // the first sweep: a peer may still be ending the sweep before.
     int behind = rep.sweeps > 0 ? 1 : 0;
-    for (int round = 0; round < rep.round_count; ++round)
+    // The multicast check has one round of everyone at once.
+    if (group) {
+      agreement met;
+      for (auto& p : run_group(opt, where, addrs, rep.sweeps, met)) report_pair(std::move(p));
+    }
+    for (int round = 0; !group && round < rep.round_count; ++round)
       for (const auto& p : schedule[static_cast<std::size_t>(round)])
         meet(round, p, std::min(round + behind, max_late_rounds), false);
     // The outliers meet again, in extra rounds all ranks start together
     // from rank 0's answer. The report keeps the best of the meetings.
-    if (opt.run.retests > 0 && n >= 3) {
+    if (!group && opt.run.retests > 0 && n >= 3) {
       rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs);
       con.line(agreement_text(*rep.agreed, where));
       con.event("outliers", agreement_json(*rep.agreed, where));

@@ -24,9 +24,10 @@ namespace sweep {
 // ---- options (options.cpp) ----------------------------------------------
 
 /// What each pair checks (--check): an RC ping-pong's round trips, RC
-/// connection setup, a UD ping-pong's round trips and loss, or each side's
-/// ACM lookups of the other.
-enum class check { ping, connect, ud, acm };
+/// connection setup, a UD ping-pong's round trips and loss, each side's
+/// ACM lookups of the other, or (all hosts at once, no rounds) whether each
+/// hears the other's datagrams in one multicast group.
+enum class check { ping, connect, ud, acm, multicast };
 
 /// "ping", "connect", "ud": the word of --check and of the JSON.
 std::string_view check_name(check c) noexcept;
@@ -49,6 +50,7 @@ struct run_options {
   int interval_ms = 0;          ///< --interval: from one sweep's start to the next's
   sweep::check check = check::ping;  ///< --check: what each pair checks
   std::string acm_service{fabric::acm::default_unix_path};  ///< --acm-service: the service of --check acm
+  std::string group = "239.255.185.15";  ///< --group: the multicast group of --check multicast
 };
 
 struct report_options {
@@ -191,6 +193,11 @@ std::optional<agreement> read_agreement(std::string_view line, int n);
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
                             int sweep, const std::vector<pair_result>& mine);
 
+/// The same exchange as a meeting point: rank 0 waits for every rank (up
+/// to 4 timeouts), then answers all it heard at once; the others wait for
+/// that answer. The multicast check's start line.
+agreement gather_everyone(const options& opt, const place& where, const std::vector<std::string>& addrs, int sweep);
+
 /// This rank's part: with --repeat, the last sweep's pairs (memory stays
 /// constant however long it runs) and counts over all sweeps.
 struct run_report {
@@ -210,6 +217,13 @@ struct run_report {
 /// measurements, throws fabric::error when the check failed.
 void run_check(const run_options& r, bool serving, const std::string& peer_addr, int port,
                const fabric::deadline& until, pair_result& out);
+
+/// The multicast check of one sweep (checks.cpp): this rank joins
+/// --group, meets every rank at rank 0 (gather_everyone), sends its
+/// datagrams and counts everyone's; one result per peer, in rank order.
+/// `met` is what the meeting said.
+std::vector<pair_result> run_group(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                                   int sweep, agreement& met);
 
 nlohmann::json pair_json(const pair_result& p, std::size_t index);
 /// This rank's sweep: its pairs, round by round.
