@@ -73,7 +73,7 @@ std::string html_page(const matrix& m) {
   svg += "</svg>";
 
   std::string worst;
-  for (const auto& [h, k] : m.worst) worst += fmt::format("<li>{} &#x2014; in {} bad pairs</li>", escape(h), k);
+  for (const auto& [h, k] : m.worst) worst += fmt::format("<li>{} &#x2014; in {} bad pair{}</li>", escape(h), k, k == 1 ? "" : "s");
   std::string notes;
   for (const auto& note : m.notes) notes += fmt::format("<li>{}</li>", escape(note));
   return fmt::format(R"x(<!DOCTYPE html>
