@@ -113,6 +113,48 @@ check "rping: the stray bytes are replaced, not dropped" doc '"\ufffd" in d["err
 run ib_acme -d $'node\xff' -S /nonexistent/ibacm.sock -j --timeout 1000
 check "ib_acme: a non-UTF-8 destination still gives a valid document" valid_document
 
+# fabric-sweep report's HTML page renders: the page parses, its heat map
+# is well-formed SVG with a cell for each ordered pair of hosts, a hostile
+# host name is text (no markup of its own), and nothing is fetched.
+/usr/bin/python3 - "$WORK/sweep.jsonl" <<'PY'
+import json, sys
+hosts = ["n1", "n2", "<script>alert(1)</script>", "n4"]
+def pair(s, c, r, ok, p50):
+    p = {"kind": "pair", "check": "ping", "ok": ok, "error": None if ok else "no answer in time", "sweep": 1,
+         "round": r, "retest": False, "server": s, "client": c, "side": "client", "elapsed_us": 1000.0}
+    if ok:
+        p["latency"] = {"count": 10, "min_us": p50, "p50_us": p50, "p99_us": p50, "max_us": p50}
+    return {"tool": "fabric-sweep", "event": "pair", "pair": p}
+lines = [{"tool": "fabric-sweep", "event": "sweep", "sweep": {"rank": 0, "host": "n1", "hosts": hosts, "rounds": 3}},
+         pair("n1", "n2", 1, True, 20), pair(hosts[2], "n4", 1, True, 21), pair("n1", hosts[2], 2, True, 19),
+         pair("n2", "n4", 2, False, 0), pair("n1", "n4", 3, True, 22), pair("n2", hosts[2], 3, True, 200)]
+with open(sys.argv[1], "w") as f:
+    for l in lines:
+        f.write("0: " + json.dumps(l) + "\n")
+PY
+mkdir -m 700 "$WORK/page"
+run fabric-sweep report --html "$WORK/page/sweep.html" "$WORK/sweep.jsonl"
+check "fabric-sweep report --html: exit 1 (a failed and a slow pair), the page written" test "$rc" -eq 1 -a -s "$WORK/page/sweep.html"
+check "fabric-sweep report --html: the page renders, its heat map whole" /usr/bin/python3 - "$WORK/page/sweep.html" <<'PY'
+import html.parser, re, sys, xml.etree.ElementTree as ET
+page = open(sys.argv[1], encoding="utf-8").read()
+tags = []
+class P(html.parser.HTMLParser):
+    def handle_starttag(self, tag, attrs):
+        tags.append(tag)
+        for _, v in attrs:
+            assert not (v or "").startswith(("http:", "https:", "//")) or v == "http://www.w3.org/2000/svg", v
+P().feed(page)
+assert tags[:2] == ["html", "head"] and "svg" in tags and "script" not in tags, tags
+svg = ET.fromstring(re.search(r"<svg.*?</svg>", page, re.S).group(0))
+ns = "{http://www.w3.org/2000/svg}"
+cells = [r for r in svg.iter(ns + "rect")]
+assert len(cells) == 4 * 3, len(cells)
+titles = [t.text for t in svg.iter(ns + "title")]
+assert sum("failed" in t for t in titles) == 2 and sum("slow" in t for t in titles) == 2, titles
+assert any("<script>alert(1)</script>" in t for t in titles), titles
+PY
+
 # The schemas are themselves valid, and every man page lists the fields its
 # tool's schema declares.
 check "man pages and schemas agree" "$SRC/tests/json/man_agrees" "$SRC/schemas" "$SRC/man" "${TOOLS[@]}"
