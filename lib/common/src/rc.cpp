@@ -143,6 +143,10 @@ void connect_rc(rc_client& c, const deadline& until) {
 }
 
 cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog) {
+  return listen_on(channel, addr, port, RDMA_PS_TCP, backlog);
+}
+
+cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port, rdma_port_space ps, int backlog) {
   sockaddr_storage local{};
   if (addr.empty()) {
     auto* sin = reinterpret_cast<sockaddr_in*>(&local);
@@ -151,13 +155,14 @@ cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port
     addr_query q;
     q.node = addr;
     q.flags = RAI_PASSIVE;
-    q.port_space = RDMA_PS_TCP;
+    q.port_space = ps;
+    q.qp_type = ps == RDMA_PS_TCP ? IBV_QPT_RC : IBV_QPT_UD;
     auto info = resolve(q);
     local = copy_sockaddr(info->ai_src_addr);
   }
   auto* sa = reinterpret_cast<sockaddr*>(&local);
   set_sockaddr_port(sa, port);
-  return listen_at(channel, sa, RDMA_PS_TCP, backlog);
+  return listen_at(channel, sa, ps, backlog);
 }
 
 cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog) {

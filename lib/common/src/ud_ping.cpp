@@ -102,19 +102,7 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadlin
 datagram_outcome serve_datagrams(const datagram_plan& plan, const deadline& until) {
   const auto size = datagram_bytes(plan);
   cm_channel channel;
-  sockaddr_storage any{};
-  if (plan.addr.empty()) {
-    reinterpret_cast<sockaddr_in*>(&any)->sin_family = AF_INET;
-  } else {
-    addr_query q;
-    q.node = plan.addr;
-    q.flags = RAI_PASSIVE;
-    q.port_space = RDMA_PS_UDP;
-    q.qp_type = IBV_QPT_UD;
-    any = copy_sockaddr(resolve(q)->ai_src_addr);
-  }
-  set_sockaddr_port(reinterpret_cast<sockaddr*>(&any), plan.port);
-  cm_id listener = listen_at(channel, reinterpret_cast<sockaddr*>(&any), RDMA_PS_UDP, 1);
+  cm_id listener = listen_on(channel, plan.addr, plan.port, RDMA_PS_UDP, 1);
 
   auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, until, fmt::format("a UD client on port {}", plan.port));
   auto t0 = clock::now();

@@ -100,6 +100,9 @@ void connect_rc(rc_client& c, const deadline& until);
 /// Binds an id to `addr` (empty: any IPv4 address) and `port`, and listens.
 cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog);
 
+/// The same in port space `ps` (RDMA_PS_UDP for a UD service).
+cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port, rdma_port_space ps, int backlog);
+
 /// Binds a new id of port space `ps` to a resolved local address (port
 /// included) and listens; `backlog` 0 takes the kernel's default.
 cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog);
