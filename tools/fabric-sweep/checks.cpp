@@ -20,11 +20,12 @@ struct check_words {
   check c;
   std::string_view name, measure;
 };
-constexpr std::array<check_words, 5> words{{{check::ping, "ping", "round-trip time"},
+constexpr std::array<check_words, 6> words{{{check::ping, "ping", "round-trip time"},
                                             {check::connect, "connect", "connection setup time"},
                                             {check::ud, "ud", "UD round-trip time"},
                                             {check::acm, "acm", "ACM lookup time"},
-                                            {check::multicast, "multicast", "multicast delivery"}}};
+                                            {check::multicast, "multicast", "multicast delivery"},
+                                            {check::bw, "bw", "RDMA WRITE bandwidth"}}};
 
 /// `count` lookups of `peer` through the ACM service, each timed.
 void look_up(const run_options& r, const std::string& peer, std::uint64_t count, const fabric::deadline& until,
@@ -109,6 +110,8 @@ void run_check(const run_options& r, bool serving, const std::string& peer_addr,
       return;
     case check::multicast:
       throw fabric::error(fabric::exit_code::usage, "the multicast check has no pairs of its own (run_group)");
+    case check::bw:
+      throw fabric::error(fabric::exit_code::usage, "--check bw is not built yet");
   }
 }
 

@@ -25,9 +25,10 @@ namespace sweep {
 
 /// What each pair checks (--check): an RC ping-pong's round trips, RC
 /// connection setup, a UD ping-pong's round trips and loss, each side's
-/// ACM lookups of the other, or (all hosts at once, no rounds) whether each
-/// hears the other's datagrams in one multicast group.
-enum class check { ping, connect, ud, acm, multicast };
+/// ACM lookups of the other, (all hosts at once, no rounds) whether each
+/// hears the other's datagrams in one multicast group, or RDMA WRITE
+/// bandwidth in each direction.
+enum class check { ping, connect, ud, acm, multicast, bw };
 
 /// "ping", "connect", "ud": the word of --check and of the JSON.
 std::string_view check_name(check c) noexcept;
