@@ -26,3 +26,26 @@ TEST(hostlist, bad_lists_are_usage_errors) {
   for (const char* text : {"", "node[1-", "node1]", "n[3-1]", "n[a-b]", "n[1-2", "a,,b", "a,", "n[[1]]", "n[1-100000]"})
     EXPECT_THROW(expand_hostlist(text), fabric::error) << text;
 }
+
+TEST(hostlist, many_ranges_in_one_bracket_are_refused_before_they_are_made) {
+  // A few KB naming 60000 hosts a hundred times over: refused once the
+  // names outgrow a host list, not after making six million of them.
+  std::string text = "n[";
+  for (int i = 0; i < 100; ++i) text += (i ? "," : "") + std::string("1-60000");
+  text += "]";
+  try {
+    expand_hostlist(text);
+    ADD_FAILURE() << "accepted";
+  } catch (const fabric::error& e) {
+    EXPECT_EQ(e.code(), fabric::exit_code::usage);
+    EXPECT_LT(std::string(e.what()).size(), 200u) << "the error quotes the list's start, not all of it";
+  }
+  EXPECT_THROW(expand_hostlist("a[1-300]b[1-300]"), fabric::error) << "brackets multiplied past the limit";
+  EXPECT_EQ(expand_hostlist("a[1-256]b[1-256]").size(), 65536u);
+  EXPECT_THROW(expand_hostlist("x,a[1-256]b[1-256]"), fabric::error);
+  try {
+    expand_hostlist("bad\x1b[2J[");
+  } catch (const fabric::error& e) {
+    EXPECT_EQ(std::string(e.what()).find('\x1b'), std::string::npos) << "the list's bytes are escaped";
+  }
+}

@@ -1,9 +1,11 @@
 #include "fabric/hostlist.hpp"
 
+#include "fabric/console.hpp"
 #include "fabric/error.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace fabric {
@@ -11,11 +13,16 @@ namespace fabric {
 namespace {
 
 [[noreturn]] void bad(std::string_view text, std::string_view why) {
-  throw error(exit_code::usage, fmt::format("host list '{}': {}", text, why));
+  // A host list can be long: the error line quotes its start.
+  constexpr std::size_t quoted = 80;
+  auto shown = printable(text.substr(0, quoted));
+  throw error(exit_code::usage,
+              fmt::format("host list '{}{}': {}", shown, text.size() > quoted ? "..." : "", why));
 }
 
-/// The names of one bracket's ranges: "01-03,7" gives 01 02 03 7.
-std::vector<std::string> expand_ranges(std::string_view whole, std::string_view ranges) {
+/// The names of one bracket's ranges: "01-03,7" gives 01 02 03 7; more
+/// than `room` of them is refused before they are made.
+std::vector<std::string> expand_ranges(std::string_view whole, std::string_view ranges, std::size_t room) {
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= ranges.size()) {
@@ -31,7 +38,7 @@ std::vector<std::string> expand_ranges(std::string_view whole, std::string_view 
     };
     if (!number(lo_text, lo) || !number(hi_text, hi) || hi < lo)
       bad(whole, fmt::format("'{}' is not N or N-M with N <= M", item));
-    if (hi - lo >= max_hostlist_names) bad(whole, "more names than a host list may hold");
+    if (hi - lo >= room - std::min(room, out.size())) bad(whole, "more names than a host list may hold");
     for (auto v = lo; v <= hi; ++v) out.push_back(fmt::format("{:0{}}", v, lo_text.size()));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -60,7 +67,9 @@ std::vector<std::string> expand_hostlist(std::string_view text) {
       if (close == std::string_view::npos) bad(text, "a '[' without its ']'");
       auto inner = text.substr(i + 1, close - i - 1);
       if (inner.find('[') != std::string_view::npos) bad(text, "brackets inside brackets");
-      auto values = expand_ranges(text, inner);
+      // Each bracket multiplies the names so far: it may add no more than
+      // the room they leave.
+      auto values = expand_ranges(text, inner, (max_hostlist_names - std::min(max_hostlist_names, names.size())) / partial.size());
       if (partial.size() * values.size() > max_hostlist_names) bad(text, "more names than a host list may hold");
       std::vector<std::string> grown;
       grown.reserve(partial.size() * values.size());
