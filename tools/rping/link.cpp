@@ -44,10 +44,6 @@ void link::send_info(const buffer_info& info) {
   fabric::post_send(ep_.qp(), wr);
 }
 
-buffer_info link::advertise(const fabric::registered_buffer& buf) const noexcept {
-  return {buf.addr(), buf.rkey(), static_cast<std::uint32_t>(buf.size())};
-}
-
 void link::check_cm_events() {
   while (auto ev = channel_.next(fabric::deadline::after(std::chrono::milliseconds(0)))) {
     switch (ev->type()) {
@@ -95,15 +91,7 @@ buffer_info link::await_info() {
 }
 
 void link::rdma(ibv_wr_opcode op, const buffer_info& remote, std::uint32_t length) {
-  ibv_sge sge = rdma_.sge(length);
-  ibv_send_wr wr{};
-  wr.opcode = op;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.wr.rdma.remote_addr = remote.addr;
-  wr.wr.rdma.rkey = remote.rkey;
-  fabric::post_send(ep_.qp(), wr);
+  fabric::post_rdma(ep_.qp(), op, rdma_, length, remote);
   const char* what = op == IBV_WR_RDMA_READ ? "RDMA READ completion" : "RDMA WRITE completion";
   ibv_wc wc = next_completion(what);
   auto want = op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE;

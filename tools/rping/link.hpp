@@ -44,8 +44,6 @@ public:
   /// RDMA READ from, or WRITE to, the peer's buffer; waits for completion.
   void rdma(ibv_wr_opcode op, const buffer_info& remote, std::uint32_t length);
 
-  /// Advertises one of our buffers.
-  [[nodiscard]] buffer_info advertise(const fabric::registered_buffer& buf) const noexcept;
 
   [[nodiscard]] const fabric::registered_buffer& rdma_buf() const noexcept { return rdma_; }
   [[nodiscard]] const fabric::registered_buffer& start_buf() const noexcept { return start_; }

@@ -1,32 +1,16 @@
 #include "protocol.hpp"
 
-#include <endian.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
 
 namespace rping {
 
-std::array<std::byte, info_size> encode(const buffer_info& info) noexcept {
-  std::array<std::byte, info_size> out{};
-  std::uint64_t addr = htobe64(info.addr);
-  std::uint32_t rkey = htobe32(info.rkey);
-  std::uint32_t size = htobe32(info.size);
-  std::memcpy(out.data(), &addr, 8);
-  std::memcpy(out.data() + 8, &rkey, 4);
-  std::memcpy(out.data() + 12, &size, 4);
-  return out;
-}
+std::array<std::byte, info_size> encode(const buffer_info& info) noexcept { return fabric::encode_remote_buffer(info); }
 
 std::optional<buffer_info> decode(std::span<const std::byte> message) noexcept {
   if (message.size() != info_size) return std::nullopt;
-  std::uint64_t addr;
-  std::uint32_t rkey, size;
-  std::memcpy(&addr, message.data(), 8);
-  std::memcpy(&rkey, message.data() + 8, 4);
-  std::memcpy(&size, message.data() + 12, 4);
-  return buffer_info{be64toh(addr), be32toh(rkey), be32toh(size)};
+  return fabric::decode_remote_buffer(message);
 }
 
 void fill_ping(std::span<std::byte> buf, std::uint64_t ping) noexcept {

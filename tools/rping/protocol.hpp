@@ -3,6 +3,8 @@
 /// address, rkey and size; the ping data is "rdma-ping-N: " followed by a
 /// cycling run of the letters 'A'..'z' and a final NUL.
 
+#include "fabric/remote_buffer.hpp"
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -12,18 +14,13 @@
 
 namespace rping {
 
-inline constexpr std::size_t info_size = 16;       ///< every rping SEND
+inline constexpr std::size_t info_size = fabric::remote_buffer_bytes;  ///< every rping SEND
 inline constexpr std::uint32_t min_size = 23;      ///< smallest -S the original accepts
 inline constexpr std::uint32_t max_size = 65535;   ///< largest -S the original accepts
 inline constexpr std::uint16_t default_port = 7174;
 
 /// A buffer advertisement: where the peer may READ from or WRITE to.
-struct buffer_info {
-  std::uint64_t addr = 0;
-  std::uint32_t rkey = 0;
-  std::uint32_t size = 0;
-  friend bool operator==(const buffer_info&, const buffer_info&) = default;
-};
+using buffer_info = fabric::remote_buffer;
 
 /// The 16 bytes on the wire.
 std::array<std::byte, info_size> encode(const buffer_info& info) noexcept;

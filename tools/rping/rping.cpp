@@ -97,9 +97,9 @@ void ping_server(const options& o, connection_result& res, fabric::console& con)
     for (std::uint64_t ping = 0; o.count == 0 || ping < o.count; ++ping) {
       fill_ping(start, ping);
       auto t0 = fabric::clock::now();
-      lk.send_info(lk.advertise(lk.start_buf()));
+      lk.send_info(fabric::advertise(lk.start_buf()));
       lk.await_info();  // the server READ our start buffer
-      lk.send_info(lk.advertise(lk.rdma_buf()));
+      lk.send_info(fabric::advertise(lk.rdma_buf()));
       lk.await_info();  // the server WROTE it back into our rdma buffer
       double rtt = fabric::us_since(t0);
       res.rtt.add(rtt);

@@ -132,6 +132,20 @@ void post_send(ibv_qp* qp, ibv_send_wr& wr) {
   check_ret(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
 }
 
+void post_rdma(ibv_qp* qp, ibv_wr_opcode op, const registered_buffer& local, std::uint32_t length,
+               const remote_buffer& remote, std::uint64_t wr_id, bool signaled) {
+  ibv_sge sge = local.sge(length);
+  ibv_send_wr wr{};
+  wr.wr_id = wr_id;
+  wr.opcode = op;
+  wr.send_flags = signaled ? IBV_SEND_SIGNALED : 0;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  wr.wr.rdma.remote_addr = remote.addr;
+  wr.wr.rdma.rkey = remote.rkey;
+  post_send(qp, wr);
+}
+
 void post_recv(ibv_qp* qp, ibv_recv_wr& wr) {
   ibv_recv_wr* bad = nullptr;
   check_ret(ibv_post_recv(qp, &wr, &bad), "ibv_post_recv");

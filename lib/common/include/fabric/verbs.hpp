@@ -3,6 +3,7 @@
 
 #include "fabric/error.hpp"
 #include "fabric/handles.hpp"
+#include "fabric/remote_buffer.hpp"
 #include "fabric/wait.hpp"
 
 #include <cstddef>
@@ -101,6 +102,16 @@ private:
   std::size_t size_ = 0;
   memory_region mr_;
 };
+
+/// What a peer needs to READ from or WRITE to `buf`, all of it.
+[[nodiscard]] inline remote_buffer advertise(const registered_buffer& buf) noexcept {
+  return {buf.addr(), buf.rkey(), static_cast<std::uint32_t>(buf.size())};
+}
+
+/// Posts an RDMA READ or WRITE (`op`) between the first `length` bytes of
+/// `local` and the peer's `remote`; signaled unless `signaled` is false.
+void post_rdma(ibv_qp* qp, ibv_wr_opcode op, const registered_buffer& local, std::uint32_t length,
+               const remote_buffer& remote, std::uint64_t wr_id = 0, bool signaled = true);
 
 /// Allocates a PD; throws naming the device.
 protection_domain alloc_pd(ibv_context* verbs);
