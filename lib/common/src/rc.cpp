@@ -127,19 +127,28 @@ rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const
   return c;
 }
 
-void connect_rc(rc_client& c, const deadline& until) {
+std::vector<std::byte> connect_rc(rc_client& c, const deadline& until, std::span<const std::byte> private_data) {
   rdma_conn_param param = c.endpoint->conn_param();
+  param.private_data = private_data.data();
+  param.private_data_len = static_cast<std::uint8_t>(private_data.size());
   std::string what = fmt::format("rdma_connect {}", format_addr(rdma_get_peer_addr(c.id.get())));
   check_rc(rdma_connect(c.id.get(), &param), what);
   if (c.endpoint->config().self_created_qp) {
     // Without a QP on the id, the CM stops at CONNECT_RESPONSE and leaves
     // the state changes and the RTU to us.
-    c.channel.expect(RDMA_CM_EVENT_CONNECT_RESPONSE, until, what);
+    auto response = c.channel.expect(RDMA_CM_EVENT_CONNECT_RESPONSE, until, what);
     c.endpoint->ready_self_created_qp();
     check_rc(rdma_establish(c.id.get()), "rdma_establish");
-    return;
+    return private_data_of(response);
   }
-  c.channel.expect(RDMA_CM_EVENT_ESTABLISHED, until, what);
+  return private_data_of(c.channel.expect(RDMA_CM_EVENT_ESTABLISHED, until, what));
+}
+
+std::vector<std::byte> private_data_of(const cm_event& ev) {
+  const auto& conn = ev.conn();
+  if (!conn.private_data || conn.private_data_len == 0) return {};
+  const auto* p = static_cast<const std::byte*>(conn.private_data);
+  return {p, p + conn.private_data_len};
 }
 
 cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog) {
@@ -175,10 +184,13 @@ cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, 
   return id;
 }
 
-void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until) {
-  if (ep.config().self_created_qp) {
-    ep.ready_self_created_qp();
+void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until,
+               std::span<const std::byte> private_data) {
+  if (ep.config().self_created_qp) ep.ready_self_created_qp();
+  if (ep.config().self_created_qp || !private_data.empty()) {
     rdma_conn_param param = ep.conn_param();
+    param.private_data = private_data.data();
+    param.private_data_len = static_cast<std::uint8_t>(private_data.size());
     check_rc(rdma_accept(id, &param), "rdma_accept");
   } else {
     check_rc(rdma_accept(id, nullptr), "rdma_accept");

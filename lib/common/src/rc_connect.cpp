@@ -1,5 +1,6 @@
 #include "fabric/rc_connect.hpp"
 
+#include "fabric/meet.hpp"
 #include "fabric/rc.hpp"
 
 #include <fmt/format.h>
@@ -31,15 +32,19 @@ double connect_once(const connect_plan& plan, const deadline& until, std::string
 
 }  // namespace
 
-connect_outcome accept_connections(const connect_plan& plan, const deadline& until) {
+connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& bounds) {
   cm_channel channel;
   cm_id listener = listen_rc(channel, plan.addr, plan.port, 1);
   connect_outcome out;
   auto t0 = clock::now();
+  auto until = bounds.meet;  // the first connection is the meeting
   for (std::uint64_t i = 0; i < plan.count; ++i) {
     auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, until,
                                   fmt::format("connection {} of {} on port {}", i + 1, plan.count, plan.port));
-    if (i == 0) t0 = clock::now();
+    if (i == 0) {
+      t0 = clock::now();
+      until = bounds.work_from_now();
+    }
     cm_id id(request.id());
     request.reset();
     rc_endpoint ep(id.get(), setup_config());
@@ -53,21 +58,20 @@ connect_outcome accept_connections(const connect_plan& plan, const deadline& unt
   return out;
 }
 
-connect_outcome make_connections(const connect_plan& plan, const deadline& until) {
+connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bounds) {
   connect_outcome out;
   auto t0 = clock::now();
-  for (std::uint64_t i = 0; i < plan.count; ++i) {
-    for (;;) {
-      try {
-        out.setup.add(connect_once(plan, until, out.peer));
-        break;
-      } catch (const error& e) {
-        // Nobody listens yet: the server's round may start a moment later.
-        // Once a connection was made, a refusal is the answer.
-        if (i > 0 || e.code() != exit_code::connect_failed || until.expired()) throw;
-        if (!wait_readable(-1, deadline::after(std::chrono::milliseconds(50)).min(until))) t0 = clock::now();
-      }
-    }
+  // The first connection is the meeting, tried again while nothing listens
+  // yet; its time counts from the attempt that got through.
+  out.setup.add(dial_until_listening(bounds.meet, [&] {
+    t0 = clock::now();
+    return connect_once(plan, bounds.meet, out.peer);
+  }));
+  ++out.connected;
+  // Once a connection was made, a refusal is the answer.
+  auto until = bounds.work_from_now();
+  for (std::uint64_t i = 1; i < plan.count; ++i) {
+    out.setup.add(connect_once(plan, until, out.peer));
     ++out.connected;
   }
   out.elapsed_us = us_since(t0);

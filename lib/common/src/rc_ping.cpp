@@ -1,5 +1,7 @@
 #include "fabric/rc_ping.hpp"
 
+#include "fabric/meet.hpp"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -72,11 +74,12 @@ private:
 
 }  // namespace
 
-ping_outcome serve_pings(const ping_plan& plan, const deadline& until) {
+ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds) {
   cm_channel channel;
   cm_id listener = listen_rc(channel, plan.addr, plan.port, 1);
-  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, until, fmt::format("a client on port {}", plan.port));
+  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, fmt::format("a client on port {}", plan.port));
   auto t0 = clock::now();
+  auto until = bounds.work_from_now();
   cm_id id(request.id());
   request.reset();
   rc_endpoint ep(id.get(), ping_config());
@@ -98,35 +101,35 @@ ping_outcome serve_pings(const ping_plan& plan, const deadline& until) {
   return out;
 }
 
-ping_outcome send_pings(const ping_plan& plan, const deadline& until) {
+ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
   auto t0 = clock::now();
-  rc_target target{plan.addr, "", plan.port};
-  for (;;) {
-    try {
-      rc_client c = prepare_rc_client(target, ping_config(), until);
-      registered_buffer buf(c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
-      post_recv(*c.endpoint, buf, plan.size);
-      connect_rc(c, until);
-      ping_outcome out;
-      out.connect_us = us_since(t0);
-      out.peer = peer_name(c.id.get());
-      completions done(*c.endpoint, out.peer);
-      for (std::uint64_t i = 0; i < plan.count; ++i) {
-        auto sent = clock::now();
-        post_send(*c.endpoint, buf, plan.size);
-        done.wait_for(i + 1, i + 1, until);
-        out.rtt.add(us_since(sent));
-        ++out.exchanged;
-        if (i + 1 < plan.count) post_recv(*c.endpoint, buf, plan.size);
-      }
-      rdma_disconnect(c.id.get());
-      return out;
-    } catch (const error& e) {
-      // Nobody listens yet: the server's round may start a moment later.
-      if (e.code() != exit_code::connect_failed || until.expired()) throw;
-      if (!wait_readable(-1, deadline::after(std::chrono::milliseconds(50)).min(until))) continue;
-    }
+  struct connected {
+    rc_client c;
+    registered_buffer buf;  // destroyed before the connection's PD
+  };
+  auto link = dial_until_listening(bounds.meet, [&] {
+    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), bounds.meet), {}};
+    out.buf = registered_buffer(out.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
+    post_recv(*out.c.endpoint, out.buf, plan.size);
+    connect_rc(out.c, bounds.meet);
+    return out;
+  });
+  auto until = bounds.work_from_now();
+  auto& ep = *link.c.endpoint;
+  ping_outcome out;
+  out.connect_us = us_since(t0);
+  out.peer = peer_name(link.c.id.get());
+  completions done(ep, out.peer);
+  for (std::uint64_t i = 0; i < plan.count; ++i) {
+    auto sent = clock::now();
+    post_send(ep, link.buf, plan.size);
+    done.wait_for(i + 1, i + 1, until);
+    out.rtt.add(us_since(sent));
+    ++out.exchanged;
+    if (i + 1 < plan.count) post_recv(ep, link.buf, plan.size);
   }
+  rdma_disconnect(link.c.id.get());
+  return out;
 }
 
 }  // namespace fabric

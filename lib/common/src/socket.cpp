@@ -1,10 +1,12 @@
 #include "fabric/socket.hpp"
 
 #include "fabric/error.hpp"
+#include "fabric/meet.hpp"
 
 #include <fmt/format.h>
 
 #include <fcntl.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -113,6 +116,98 @@ int make_blocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return fd;
+}
+
+unique_fd listen_tcp(std::uint16_t port) {
+  int last = 0;
+  for (int family : {AF_INET6, AF_INET}) {
+    unique_fd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) {
+      last = errno;
+      continue;
+    }
+    int one = 1, zero = 0;
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (family == AF_INET6) {
+      ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);  // IPv4 peers too
+      auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+      a->sin6_family = AF_INET6;
+      a->sin6_addr = in6addr_any;
+      a->sin6_port = htons(port);
+      len = sizeof *a;
+    } else {
+      auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+      a->sin_family = AF_INET;
+      a->sin_addr.s_addr = htonl(INADDR_ANY);
+      a->sin_port = htons(port);
+      len = sizeof *a;
+    }
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) == 0 && ::listen(fd.get(), SOMAXCONN) == 0) return fd;
+    last = errno;
+  }
+  throw error(exit_code::system, fmt::format("cannot listen on TCP port {}: {}", port, std::strerror(last)));
+}
+
+unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& until) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  auto service = std::to_string(port);
+  if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
+    throw error(exit_code::resolve_failed, fmt::format("{}: {}", host, ::gai_strerror(rc)));
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
+  return dial_until_listening(until, [&] {
+    int err = ECONNREFUSED;
+    for (auto* ai = found; ai; ai = ai->ai_next) {
+      unique_fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+      if (!fd) continue;
+      err = connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until);
+      if (err == 0) return fd;
+    }
+    if (err == ETIMEDOUT) throw error(exit_code::timeout, fmt::format("{} port {}: no answer in time", host, port));
+    throw error(exit_code::connect_failed, fmt::format("{} port {}: {}", host, port, std::strerror(err)));
+  });
+}
+
+void send_all(int fd, std::string_view text, const deadline& until) {
+  while (!text.empty()) {
+    auto sent = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
+    if (sent > 0) {
+      text.remove_prefix(static_cast<std::size_t>(sent));
+      continue;
+    }
+    if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
+      if (!wait_writable(fd, until)) throw error(exit_code::timeout, "the peer did not take the line in time");
+      continue;
+    }
+    throw error(exit_code::connect_failed, fmt::format("sending: {}", std::strerror(errno)));
+  }
+}
+
+bool read_some(int fd, std::string& into) {
+  char buf[4096];
+  auto got = ::read(fd, buf, sizeof buf);
+  if (got < 0) return errno == EAGAIN || errno == EINTR;
+  into.append(buf, static_cast<std::size_t>(got));
+  return got > 0;
+}
+
+std::string read_line(int fd, std::string& into, std::size_t max, const deadline& until) {
+  for (;;) {
+    if (auto nl = into.find('\n'); nl != std::string::npos) {
+      if (nl > max) break;
+      std::string line = into.substr(0, nl);
+      into.erase(0, nl + 1);
+      return line;
+    }
+    if (into.size() > max) break;
+    if (!wait_readable(fd, until)) throw error(exit_code::timeout, "no line from the peer in time");
+    if (!read_some(fd, into)) throw error(exit_code::connect_failed, "the peer closed the connection before its line");
+  }
+  throw error(exit_code::protocol, fmt::format("the peer's line is longer than {} bytes", max));
 }
 
 }  // namespace fabric

@@ -2,6 +2,7 @@
 
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
+#include "fabric/meet.hpp"
 #include "fabric/rc.hpp"
 #include "fabric/ud.hpp"
 
@@ -99,13 +100,14 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadlin
 
 }  // namespace
 
-datagram_outcome serve_datagrams(const datagram_plan& plan, const deadline& until) {
+datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
   const auto size = datagram_bytes(plan);
   cm_channel channel;
   cm_id listener = listen_on(channel, plan.addr, plan.port, RDMA_PS_UDP, 1);
 
-  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, until, fmt::format("a UD client on port {}", plan.port));
+  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, fmt::format("a UD client on port {}", plan.port));
   auto t0 = clock::now();
+  auto until = bounds.work_from_now();
   cm_id id(request.id());
   request.reset();
   auto port = query_port(id.get());
@@ -195,18 +197,10 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const deadline& unti
   return out;
 }
 
-datagram_outcome send_datagrams(const datagram_plan& plan, const deadline& until) {
+datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
   auto t0 = clock::now();
-  std::unique_ptr<ud_client> c;
-  while (!c) {
-    try {
-      c = connect_once(plan, until);
-    } catch (const error& e) {
-      // Nobody listens yet: the server's round may start a moment later.
-      if (e.code() != exit_code::connect_failed || until.expired()) throw;
-      wait_readable(-1, deadline::after(std::chrono::milliseconds(50)).min(until));
-    }
-  }
+  auto c = dial_until_listening(bounds.meet, [&] { return connect_once(plan, bounds.meet); });
+  auto until = bounds.work_from_now();
   datagram_outcome out;
   out.connect_us = us_since(t0);
   out.peer = peer_name(c->id.get());

@@ -8,8 +8,11 @@
 #include "fabric/verbs.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
+#include <vector>
 
 namespace fabric {
 
@@ -93,9 +96,12 @@ struct rc_client {
 /// the caller then registers buffers, posts receives, and calls connect_rc.
 rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const deadline& until);
 
-/// Connects a prepared client and waits for ESTABLISHED. Rejections and
-/// unreachable peers throw error(connect_failed), a silent one error(timeout).
-void connect_rc(rc_client& c, const deadline& until);
+/// Connects a prepared client and waits for ESTABLISHED, offering
+/// `private_data` (at most 56 bytes) with the request; returns what the
+/// server's accept carried (the provider may pad it with zeros).
+/// Rejections and unreachable peers throw error(connect_failed), a silent
+/// one error(timeout).
+std::vector<std::byte> connect_rc(rc_client& c, const deadline& until, std::span<const std::byte> private_data = {});
 
 /// Binds an id to `addr` (empty: any IPv4 address) and `port`, and listens.
 cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog);
@@ -108,8 +114,13 @@ cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port
 cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog);
 
 /// Accepts a connection request on `id` (whose endpoint is ready and has
-/// receives posted), and waits on `channel` for ESTABLISHED.
-void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until);
+/// receives posted), answering with `private_data` (at most 196 bytes),
+/// and waits on `channel` for ESTABLISHED.
+void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until,
+               std::span<const std::byte> private_data = {});
+
+/// The private data a connection event carries (empty when none).
+std::vector<std::byte> private_data_of(const cm_event& ev);
 
 /// "10.0.0.1:51234": the peer of a connected id.
 std::string peer_name(rdma_cm_id* id);

@@ -3,9 +3,10 @@
 /// pair of hosts makes connections and nothing of a tool's own protocol
 /// (the fleet sweep's connect check): the client makes `count` connections
 /// one after another, each resolved, connected, disconnected and torn down
-/// before the next; the server accepts each. Every wait bounded by one
-/// deadline.
+/// before the next; the server accepts each. The first connection is the
+/// meeting, the rest the work after it (pair_bounds).
 
+#include "fabric/meet.hpp"
 #include "fabric/stats.hpp"
 #include "fabric/wait.hpp"
 
@@ -31,13 +32,14 @@ struct connect_outcome {
 
 /// The server half: listens on plan.port and accepts plan.count
 /// connections, each until its client disconnects. Throws error(timeout)
-/// when they did not all come and go before `until`.
-connect_outcome accept_connections(const connect_plan& plan, const deadline& until);
+/// when the first did not come by bounds.meet, or the rest did not all
+/// come and go within bounds.work of the first.
+connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& bounds);
 
 /// The client half: makes plan.count connections in turn. The first one is
 /// tried again and again while nothing listens yet (the server may start a
-/// little later), until `until`. A rejection or an unreachable peer after
-/// that throws error(connect_failed), a silent one error(timeout).
-connect_outcome make_connections(const connect_plan& plan, const deadline& until);
+/// little later), until bounds.meet. A rejection or an unreachable peer
+/// after that throws error(connect_failed), a silent one error(timeout).
+connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bounds);
 
 }  // namespace fabric

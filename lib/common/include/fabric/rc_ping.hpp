@@ -1,9 +1,10 @@
 #pragma once
 /// An RC ping-pong between two hosts, for checks that need a round-trip
 /// time and nothing of a tool's own protocol (the fleet sweep): the client
-/// sends `size` bytes, the server sends them back, `count` times; every
-/// wait bounded by one deadline.
+/// sends `size` bytes, the server sends them back, `count` times; the
+/// meeting and the pings after it each bounded (pair_bounds).
 
+#include "fabric/meet.hpp"
 #include "fabric/rc.hpp"
 #include "fabric/stats.hpp"
 #include "fabric/wait.hpp"
@@ -30,13 +31,14 @@ struct ping_plan {
 };
 
 /// The server half: listens on plan.port, accepts one client, echoes
-/// plan.count pings. Throws error(timeout) when no client came or the
-/// pings stopped before `until`, error(connect_failed) when it went away.
-ping_outcome serve_pings(const ping_plan& plan, const deadline& until);
+/// plan.count pings. Throws error(timeout) when no client came by
+/// bounds.meet or the pings stopped before bounds.work ran out,
+/// error(connect_failed) when it went away.
+ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds);
 
 /// The client half: connects (again and again while nothing listens yet,
-/// until `until`: the server may start a little later) and times
+/// until bounds.meet: the server may start a little later) and times
 /// plan.count pings.
-ping_outcome send_pings(const ping_plan& plan, const deadline& until);
+ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds);
 
 }  // namespace fabric

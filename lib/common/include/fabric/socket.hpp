@@ -1,15 +1,17 @@
 #pragma once
-/// Small helpers for the stream sockets of the ACM client: an owned
-/// descriptor, and a connect and a write readiness bounded by a deadline
-/// and by Ctrl-C.
+/// Stream sockets with bounded waits: an owned descriptor, connecting,
+/// listening, and whole lines of text each way, every wait bounded by a
+/// deadline and by Ctrl-C (the ACM client, the sweep's ranks meeting rank 0).
 
 #include "fabric/wait.hpp"
 
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
-
+#include <string>
+#include <string_view>
 #include <utility>
 
 namespace fabric {
@@ -52,5 +54,29 @@ std::optional<uid_t> socket_peer_uid(int fd);
 
 /// Clears O_NONBLOCK (receives are then bounded by SO_RCVTIMEO); returns fd.
 int make_blocking(int fd);
+
+/// A non-blocking TCP listener on `port` of every address, IPv6 and IPv4
+/// (IPv4 alone where IPv6 is off). Throws error(system) naming the port.
+unique_fd listen_tcp(std::uint16_t port);
+
+/// A non-blocking TCP connection to `host` (a name or an address) and
+/// `port`, dialled again every redial_interval while it is refused (the
+/// listener may start a little later), until `until`. Throws
+/// error(resolve_failed), error(timeout), or error(connect_failed).
+unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& until);
+
+/// Sends all of `text` on a non-blocking socket before `until`; throws
+/// error(timeout), or error(connect_failed) when the peer went away.
+void send_all(int fd, std::string_view text, const deadline& until);
+
+/// Reads what is there into `into`; false at the end of the stream or on
+/// an error (a would-block read is true, with nothing added).
+bool read_some(int fd, std::string& into);
+
+/// Reads until `into` holds a line feed, at most `max` bytes, before
+/// `until`; returns the first line without it (what follows stays in
+/// `into`). Throws error(timeout), error(connect_failed) when the stream
+/// ended first, error(protocol) when the line is longer than `max`.
+std::string read_line(int fd, std::string& into, std::size_t max, const deadline& until);
 
 }  // namespace fabric

@@ -6,6 +6,7 @@
 /// `reply_timeout` for the server to send it back; one that does not come
 /// back in time is lost, never waited for again.
 
+#include "fabric/meet.hpp"
 #include "fabric/stats.hpp"
 #include "fabric/wait.hpp"
 
@@ -37,14 +38,15 @@ struct datagram_outcome {
 /// The server half: listens on plan.port (UDP port space), accepts one
 /// client and sends back each of its datagrams, until its last one
 /// (plan.count - 1) came, or none came for 4 x plan.reply_timeout after
-/// the first, or `until`. Throws error(timeout) when no client came,
-/// error(no_device) when plan.size does not fit the path MTU.
-datagram_outcome serve_datagrams(const datagram_plan& plan, const deadline& until);
+/// the first, or bounds.work after the client came. Throws error(timeout)
+/// when no client came by bounds.meet, error(no_device) when plan.size
+/// does not fit the path MTU.
+datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds);
 
 /// The client half: resolves, connects (again and again while nothing
-/// listens yet, until `until`), and sends plan.count datagrams one at a
-/// time. Loss is counted (sent - received), not thrown; a late reply to an
-/// earlier datagram is ignored.
-datagram_outcome send_datagrams(const datagram_plan& plan, const deadline& until);
+/// listens yet, until bounds.meet), and sends plan.count datagrams one at
+/// a time within bounds.work. Loss is counted (sent - received), not
+/// thrown; a late reply to an earlier datagram is ignored.
+datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds);
 
 }  // namespace fabric
