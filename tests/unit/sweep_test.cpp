@@ -171,7 +171,7 @@ TEST(sweep_outliers, median_and_mad_name_only_the_far_pair) {
 }
 
 TEST(sweep_outliers, retest_rounds_keep_every_host_to_one_peer) {
-  auto rs = sweep::retest_rounds({{2, 3}, {0, 3}, {0, 1}, {2, 3}, {1, 2}});
+  auto rs = sweep::pack_rounds({{2, 3}, {0, 3}, {0, 1}, {2, 3}, {1, 2}});
   std::set<sweep::rank_pair> met;
   for (const auto& round : rs) {
     std::set<int> busy;
@@ -183,7 +183,7 @@ TEST(sweep_outliers, retest_rounds_keep_every_host_to_one_peer) {
   }
   EXPECT_EQ(met.size(), 4u);
   EXPECT_EQ(rs.size(), 2u);
-  EXPECT_TRUE(sweep::retest_rounds({}).empty());
+  EXPECT_TRUE(sweep::pack_rounds({}).empty());
 }
 
 TEST(sweep_outliers, the_agreement_lines_read_back_and_lies_are_refused) {

@@ -4,6 +4,7 @@
 #include "fabric/acm.hpp"
 #include "fabric/console.hpp"
 #include "fabric/group_exchange.hpp"
+#include "fabric/rc_bandwidth.hpp"
 #include "fabric/rc_connect.hpp"
 #include "fabric/rc_ping.hpp"
 #include "fabric/ud_ping.hpp"
@@ -62,16 +63,29 @@ std::optional<check> check_of(std::string_view name) noexcept {
   return std::nullopt;
 }
 
+std::optional<int> pair_count(const run_options& r) {
+  if (r.count || r.check != check::bw) return r.count.value_or(100);
+  return std::nullopt;
+}
+
+int pair_size(const run_options& r) { return r.size.value_or(r.check == check::bw ? 1 << 20 : 64); }
+
+std::optional<int> pair_duration(const run_options& r) {
+  if (r.check != check::bw || r.count) return std::nullopt;
+  return r.duration_ms.value_or(1000);
+}
+
 void run_check(const run_options& r, bool serving, const std::string& peer_addr, int port,
-               const fabric::deadline& until, pair_result& out) {
+               const fabric::pair_bounds& bounds, pair_result& out) {
   // The server listens on every address (the rule names how peers reach
   // it, which need not be how it sees itself); the client dials the rule's.
   std::string addr = serving ? std::string() : peer_addr;
-  auto count = static_cast<std::uint64_t>(r.count);
+  auto count = static_cast<std::uint64_t>(pair_count(r).value_or(0));
+  auto size = static_cast<std::uint32_t>(pair_size(r));
   switch (r.check) {
     case check::ping: {
-      fabric::ping_plan plan{addr, static_cast<std::uint16_t>(port), static_cast<std::uint32_t>(r.size), count};
-      auto got = serving ? fabric::serve_pings(plan, until) : fabric::send_pings(plan, until);
+      fabric::ping_plan plan{addr, static_cast<std::uint16_t>(port), size, count};
+      auto got = serving ? fabric::serve_pings(plan, bounds) : fabric::send_pings(plan, bounds);
       out.pings = got.exchanged;
       out.connect_us = got.connect_us;
       if (!serving) out.latency = got.rtt.summary();
@@ -79,7 +93,7 @@ void run_check(const run_options& r, bool serving, const std::string& peer_addr,
     }
     case check::connect: {
       fabric::connect_plan plan{addr, static_cast<std::uint16_t>(port), count};
-      auto got = serving ? fabric::accept_connections(plan, until) : fabric::make_connections(plan, until);
+      auto got = serving ? fabric::accept_connections(plan, bounds) : fabric::make_connections(plan, bounds);
       out.connections = got.connected;
       // Every connection's setup is the measurement: no one connect_us.
       if (!serving) out.latency = got.setup.summary();
@@ -89,9 +103,9 @@ void run_check(const run_options& r, bool serving, const std::string& peer_addr,
       fabric::datagram_plan plan;
       plan.addr = addr;
       plan.port = static_cast<std::uint16_t>(port);
-      plan.size = static_cast<std::uint32_t>(r.size);
+      plan.size = size;
       plan.count = count;
-      auto got = serving ? fabric::serve_datagrams(plan, until) : fabric::send_datagrams(plan, until);
+      auto got = serving ? fabric::serve_datagrams(plan, bounds) : fabric::send_datagrams(plan, bounds);
       out.pings = got.received;
       out.sent = got.sent;
       out.connect_us = got.connect_us;
@@ -105,13 +119,26 @@ void run_check(const run_options& r, bool serving, const std::string& peer_addr,
       return;
     }
     case check::acm:
-      // Each side asks its own service for the other: no traffic between them.
-      look_up(r, peer_addr, count, until, out);
+      // Each side asks its own service for the other: no traffic between
+      // them, so nothing to meet.
+      look_up(r, peer_addr, count, bounds.work_from_now(), out);
       return;
     case check::multicast:
       throw fabric::error(fabric::exit_code::usage, "the multicast check has no pairs of its own (run_group)");
-    case check::bw:
-      throw fabric::error(fabric::exit_code::usage, "--check bw is not built yet");
+    case check::bw: {
+      fabric::bandwidth_plan plan;
+      plan.addr = addr;
+      plan.port = static_cast<std::uint16_t>(port);
+      plan.size = size;
+      plan.count = count;
+      plan.duration = std::chrono::milliseconds(pair_duration(r).value_or(0));
+      plan.bidirectional = !r.unidirectional;
+      auto got = serving ? fabric::serve_bandwidth(plan, bounds) : fabric::measure_bandwidth(plan, bounds);
+      out.connect_us = got.connect_us;
+      out.client_to_server = got.client_to_server;
+      out.server_to_client = got.server_to_client;
+      return;
+    }
   }
 }
 
@@ -128,8 +155,8 @@ std::vector<pair_result> run_group(const options& opt, const place& where, const
   plan.local = addrs[me];
   plan.member = me;
   plan.members = n;
-  plan.size = static_cast<std::uint32_t>(r.size);
-  plan.count = static_cast<std::uint64_t>(r.count);
+  plan.size = static_cast<std::uint32_t>(pair_size(r));
+  plan.count = static_cast<std::uint64_t>(pair_count(r).value_or(0));
   std::optional<fabric::group_member> member;
   std::optional<fabric::group_outcome> heard;
   std::string failure;

@@ -32,20 +32,21 @@ pair_result ping_self(const options& opt, const std::string& host, const std::st
   fabric::ping_plan plan;
   plan.addr = address;
   plan.port = static_cast<std::uint16_t>(opt.run.port);
-  plan.size = static_cast<std::uint32_t>(opt.run.size);
-  plan.count = static_cast<std::uint64_t>(opt.run.count);
-  auto until = fabric::deadline::after(std::chrono::milliseconds(opt.run.timeout_ms));
+  plan.size = static_cast<std::uint32_t>(pair_size(opt.run));
+  plan.count = static_cast<std::uint64_t>(pair_count(opt.run).value_or(100));
+  std::chrono::milliseconds timeout(opt.run.timeout_ms);
+  auto bounds = fabric::pair_bounds::from_now(timeout, timeout);
   std::exception_ptr served;
   std::thread server([&] {
     try {
-      fabric::serve_pings(plan, until);
+      fabric::serve_pings(plan, bounds);
     } catch (...) {
       served = std::current_exception();
     }
   });
   auto t0 = fabric::clock::now();
   try {
-    auto got = fabric::send_pings(plan, until);
+    auto got = fabric::send_pings(plan, bounds);
     out.pings = got.exchanged;
     out.connect_us = got.connect_us;
     out.latency = got.rtt.summary();

@@ -1,24 +1,26 @@
-// How the ranks agree on the outliers: after the rounds, every rank sends
-// rank 0 the round-trip times it measured, and rank 0 answers each with the
-// pairs to meet again. One JSON line each way over TCP to --port on rank 0's
-// address (the rounds' rdma_cm ports are another port space); every wait
-// bounded, every line from a peer read as untrusted.
+// Where the ranks meet rank 0: before the first round (so that the
+// launcher's skew is never charged to a pair), before the multicast
+// check's datagrams, and after the rounds to agree on the outliers. Every
+// rank sends rank 0 one line over TCP to --port on rank 0's address (the
+// rounds' rdma_cm ports are another port space), and rank 0 answers all
+// it heard at once; every wait bounded, every line from a peer untrusted
+// (meeting_lines.cpp).
 #include "sweep.hpp"
 
+#include "fabric/console.hpp"
 #include "fabric/socket.hpp"
 #include "fabric/wait.hpp"
 
 #include <fmt/format.h>
 
-#include <netdb.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
+
+#include <ctime>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
+#include <chrono>
 #include <memory>
+#include <random>
 #include <set>
 
 namespace sweep {
@@ -31,8 +33,12 @@ namespace {
 
 /// A line of a big fleet's measurements fits well within this.
 constexpr std::size_t max_line = std::size_t{1} << 20;
-/// Timeouts rank 0 waits for a late rank; a rank waits one more for the answer.
+/// The sweep number of the meeting before the first round.
+constexpr int start_sweep = -1;
+/// Timeouts rank 0 waits for the ranks of a meeting; a rank waits one more for the answer.
 constexpr int wait_timeouts = 4;
+
+std::chrono::milliseconds timeouts(const options& opt, int k) { return std::chrono::milliseconds(opt.run.timeout_ms) * k; }
 
 std::vector<measurement> measured(const std::vector<pair_result>& mine) {
   std::vector<measurement> out;
@@ -49,69 +55,13 @@ bool met(const std::vector<pair_result>& mine, int peer) {
   });
 }
 
-void send_all(int fd, std::string_view text, const deadline& until) {
-  while (!text.empty()) {
-    auto sent = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);
-    if (sent > 0) {
-      text.remove_prefix(static_cast<std::size_t>(sent));
-      continue;
-    }
-    if (sent < 0 && (errno == EAGAIN || errno == EINTR)) {
-      if (!fabric::wait_writable(fd, until)) throw fabric::error(exit_code::timeout, "the line was not taken in time");
-      continue;
-    }
-    throw fabric::error(exit_code::connect_failed, fmt::format("sending: {}", std::strerror(errno)));
-  }
-}
-
-/// Reads what is there into `into`; false at end of stream or on an error.
-bool read_some(int fd, std::string& into) {
-  char buf[4096];
-  auto got = ::read(fd, buf, sizeof buf);
-  if (got < 0) return errno == EAGAIN || errno == EINTR;
-  into.append(buf, static_cast<std::size_t>(got));
-  return got > 0;
-}
-
-unique_fd listen_on(int port) {
-  int last = 0;
-  for (int family : {AF_INET6, AF_INET}) {
-    unique_fd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd) {
-      last = errno;
-      continue;
-    }
-    int one = 1, zero = 0;
-    ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_storage ss{};
-    socklen_t len = 0;
-    if (family == AF_INET6) {
-      ::setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);  // IPv4 peers too
-      auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-      a->sin6_family = AF_INET6;
-      a->sin6_addr = in6addr_any;
-      a->sin6_port = htons(static_cast<std::uint16_t>(port));
-      len = sizeof *a;
-    } else {
-      auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-      a->sin_family = AF_INET;
-      a->sin_addr.s_addr = htonl(INADDR_ANY);
-      a->sin_port = htons(static_cast<std::uint16_t>(port));
-      len = sizeof *a;
-    }
-    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) == 0 && ::listen(fd.get(), SOMAXCONN) == 0) return fd;
-    last = errno;
-  }
-  throw fabric::error(exit_code::system, fmt::format("cannot listen on TCP port {}: {}", port, std::strerror(last)));
-}
-
 /// Rank 0: hears every rank of `expected` (others too, if they come in
-/// time), names the outliers of its times and theirs, answers everyone heard.
+/// time) until `until`, names the outliers of its times and theirs, and
+/// answers everyone heard at once.
 agreement collect(const options& opt, const place& where, int sweep, std::set<int> expected,
-                  std::vector<measurement> all) {
+                  std::vector<measurement> all, const std::string& run, const deadline& until) {
   int n = static_cast<int>(where.hosts.size());
-  auto until = deadline::after(std::chrono::milliseconds(opt.run.timeout_ms) * wait_timeouts);
-  auto listener = listen_on(opt.run.port);
+  auto listener = fabric::listen_tcp(static_cast<std::uint16_t>(opt.run.port));
 
   struct peer {
     unique_fd fd;
@@ -137,7 +87,7 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
       continue;
     }
     auto& p = *who[static_cast<std::size_t>(i)];
-    if (!read_some(p.fd.get(), p.in)) {
+    if (!fabric::read_some(p.fd.get(), p.in)) {
       p.fd.reset();
       continue;
     }
@@ -159,12 +109,15 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
   agreement a;
   a.retest = outliers(all, opt.outlier_factor, a.fleet);
   a.ranks_heard = static_cast<int>(heard.size()) + 1;
+  a.run = run;
+  a.present.push_back(0);
+  a.present.insert(a.present.end(), heard.begin(), heard.end());
   auto line = agreement_line(a);
-  auto answer_by = deadline::after(std::chrono::milliseconds(std::min(opt.run.timeout_ms, 2000)));
+  auto answer_by = deadline::after(std::min(timeouts(opt, 1), std::chrono::milliseconds(2000)));
   for (auto& p : peers) {
     if (!p->heard || !p->fd) continue;
     try {
-      send_all(p->fd.get(), line, answer_by);
+      fabric::send_all(p->fd.get(), line, answer_by);
     } catch (const fabric::error& e) {
       if (e.code() == exit_code::interrupted) throw;  // one rank's loss is its own
     }
@@ -173,78 +126,96 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
 }
 
 /// Any other rank: tells rank 0 what it measured and waits for the
-/// answer; `patient` as long as rank 0 may take to hear everyone.
+/// answer until `until`.
 agreement ask(const options& opt, const place& where, const std::string& rank0, int sweep,
-              const std::vector<measurement>& mine, bool patient) {
+              const std::vector<measurement>& mine, const deadline& until) {
   int n = static_cast<int>(where.hosts.size());
-  auto until = deadline::after(std::chrono::milliseconds(opt.run.timeout_ms) * (patient ? wait_timeouts + 1 : 1));
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  auto port = std::to_string(opt.run.port);
-  if (int rc = ::getaddrinfo(rank0.c_str(), port.c_str(), &hints, &found); rc != 0)
-    throw fabric::error(exit_code::resolve_failed, fmt::format("{}: {}", rank0, ::gai_strerror(rc)));
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
-
   unique_fd fd;
-  for (int err = -1; err != 0;) {
-    for (auto* ai = found; ai; ai = ai->ai_next) {
-      fd.reset(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-      if (!fd) continue;
-      err = fabric::connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until);
-      if (err == 0) break;
-    }
-    if (err == 0) break;
-    if (until.expired())
-      throw fabric::error(exit_code::timeout, fmt::format("rank 0 ({}) did not listen in time", rank0));
-    // Rank 0 may still be in its rounds: try again shortly.
-    fabric::wait_readable(-1, deadline::after(std::chrono::milliseconds(100)).min(until));
+  try {
+    fd = fabric::dial_tcp(rank0, static_cast<std::uint16_t>(opt.run.port), until);
+  } catch (const fabric::error& e) {
+    if (e.code() != exit_code::connect_failed && e.code() != exit_code::timeout) throw;
+    throw fabric::error(exit_code::timeout, fmt::format("rank 0 ({}) did not listen in time", rank0));
   }
-  send_all(fd.get(), measurements_line(where.rank, sweep, mine), until);
+  fabric::send_all(fd.get(), measurements_line(where.rank, sweep, mine), until);
   std::string in;
-  while (in.find('\n') == std::string::npos) {
-    if (in.size() > max_line) throw fabric::error(exit_code::protocol, "rank 0's answer is too long");
-    if (!fabric::wait_readable(fd.get(), until)) throw fabric::error(exit_code::timeout, "rank 0 did not answer in time");
-    if (!read_some(fd.get(), in)) throw fabric::error(exit_code::connect_failed, "rank 0 closed without an answer");
+  std::string line;
+  try {
+    line = fabric::read_line(fd.get(), in, max_line, until);
+  } catch (const fabric::error& e) {
+    if (e.code() == exit_code::interrupted) throw;
+    throw fabric::error(e.code(), fmt::format("rank 0's answer: {}", e.what()));
   }
-  auto a = read_agreement(std::string_view(in).substr(0, in.find('\n')), n);
+  auto a = read_agreement(line, n);
   if (!a) throw fabric::error(exit_code::protocol, "rank 0's answer is not an agreement");
   return *a;
+}
+
+/// Runs one meeting; a failure is in agreement::error, never thrown (but Ctrl-C).
+template <class Meet>
+agreement bounded(Meet&& meet) {
+  try {
+    return meet();
+  } catch (const fabric::error& e) {
+    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
+    agreement a;
+    a.error = e.what();
+    return a;
+  }
+}
+
+std::set<int> everyone_but_rank0(const place& where) {
+  std::set<int> out;
+  for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r) out.insert(r);
+  return out;
 }
 
 }  // namespace
 
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
                             int sweep, const std::vector<pair_result>& mine) {
-  try {
+  return bounded([&] {
     if (where.rank != 0)
-      // A rank that could not meet rank 0 still tries, but not for long.
-      return ask(opt, where, addrs.front(), sweep, measured(mine), met(mine, 0));
+      // A rank that could not meet rank 0 in the rounds still tries, but not for long.
+      return ask(opt, where, addrs.front(), sweep, measured(mine),
+                 deadline::after(timeouts(opt, met(mine, 0) ? wait_timeouts + 1 : 1)));
     std::set<int> expected;
     for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r)
       if (met(mine, r)) expected.insert(r);
-    return collect(opt, where, sweep, std::move(expected), measured(mine));
-  } catch (const fabric::error& e) {
-    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
-    agreement a;
-    a.error = e.what();
-    return a;
-  }
+    return collect(opt, where, sweep, std::move(expected), measured(mine), {}, deadline::after(timeouts(opt, wait_timeouts)));
+  });
 }
 
 agreement gather_everyone(const options& opt, const place& where, const std::vector<std::string>& addrs, int sweep) {
-  try {
-    if (where.rank != 0) return ask(opt, where, addrs.front(), sweep, {}, true);
-    std::set<int> everyone;
-    for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r) everyone.insert(r);
-    return collect(opt, where, sweep, std::move(everyone), {});
-  } catch (const fabric::error& e) {
-    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
-    agreement a;
-    a.error = e.what();
-    return a;
+  return bounded([&] {
+    if (where.rank != 0) return ask(opt, where, addrs.front(), sweep, {}, deadline::after(timeouts(opt, wait_timeouts + 1)));
+    return collect(opt, where, sweep, everyone_but_rank0(where), {}, {}, deadline::after(timeouts(opt, wait_timeouts)));
+  });
+}
+
+agreement meet_at_start(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                        const std::string& run) {
+  return bounded([&] {
+    if (where.rank != 0)
+      return ask(opt, where, addrs.front(), start_sweep, {}, deadline::after(timeouts(opt, wait_timeouts + 1)));
+    return collect(opt, where, start_sweep, everyone_but_rank0(where), {}, run,
+                   deadline::after(timeouts(opt, wait_timeouts)));
+  });
+}
+
+std::string new_run_id(const environment& env) {
+  if (auto job = env.find("SLURM_JOB_ID"); job != env.end()) {
+    auto step = env.find("SLURM_STEP_ID");
+    return fmt::format("slurm-{}.{}", fabric::printable(job->second),
+                       step == env.end() ? std::string("0") : fabric::printable(step->second));
   }
+  auto now = std::chrono::system_clock::now();
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  std::time_t t = std::chrono::system_clock::to_time_t(now);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z-{:08x}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                     utc.tm_hour, utc.tm_min, utc.tm_sec, ms % 1000, std::random_device{}());
 }
 
 }  // namespace sweep

@@ -15,7 +15,8 @@ namespace {
 
 std::vector<std::string> check_words() {
   std::vector<std::string> out;
-  for (auto c : {check::ping, check::connect, check::ud, check::acm, check::multicast}) out.emplace_back(check_name(c));
+  for (auto c : {check::ping, check::connect, check::ud, check::acm, check::multicast, check::bw})
+    out.emplace_back(check_name(c));
   return out;
 }
 
@@ -37,15 +38,25 @@ void add_options(CLI::App& app, options& opt) {
          "--check", [&r](const std::string& word) { r.check = check_of(word).value_or(check::ping); },
          "What each pair checks: ping (RC round trips), connect (RC connection setup), "
          "ud (UD round trips and loss), acm (each side's ACM lookups of the other), "
-         "multicast (every host in one group, each hearing every other)")
+         "multicast (every host in one group, each hearing every other), "
+         "bw (RDMA WRITE bandwidth, both directions at once)")
       ->check(CLI::IsMember(check_words()))
       ->default_str(std::string(check_name(r.check)));
   app.add_option("--acm-service", r.acm_service,
                  "The ACM service of --check acm: a unix socket path (starting with /) or a host reached over TCP")
       ->default_str(std::string(fabric::acm::default_unix_path));
   app.add_option("--group", r.group, "The multicast group of --check multicast")->capture_default_str();
-  app.add_option("-C,--count", r.count, "Pings, connections, datagrams or lookups per pair")->check(CLI::Range(1, 1'000'000))->capture_default_str();
-  app.add_option("-S,--size", r.size, "Bytes per ping or datagram")->check(CLI::Range(1, 1 << 20))->capture_default_str();
+  app.add_option("-C,--count", r.count,
+                 "Pings, connections, datagrams or lookups per pair; for bw, writes each way (instead of --duration)")
+      ->check(CLI::Range(1, 1'000'000))->default_str("100");
+  app.add_option("-S,--size", r.size, "Bytes per ping or datagram (up to 1 MiB), or per write (bw, up to 256 MiB)")
+      ->check(CLI::Range(1, static_cast<int>(fabric::max_write_bytes)))->default_str("64, bw 1048576");
+  app.add_option("--duration", r.duration_ms, "Milliseconds each direction writes (bw; instead of -C)")
+      ->check(CLI::Range(1, 3'600'000))->default_str("1000");
+  app.add_flag("--unidirectional", r.unidirectional, "bw: the client (the higher rank) writes, the server does not");
+  app.add_flag("--quick", r.quick, "One round: each host of the lower half of the list with its peer in the upper half");
+  app.add_option("--pairs", r.pairs_file, "Meet only these pairs: a file of 'host host' or 'round host host' lines")
+      ->type_name(std::string(fabric::completion::file_type));
   fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
   app.add_option("--retests", r.retests, "Extra meetings of each outlier pair after the rounds (0: none)")
       ->check(CLI::Range(0, 10))->capture_default_str();
@@ -85,6 +96,17 @@ void validate(const options& opt) {
   if (!r.address_file.empty() && r.address != "{host}")
     fabric::cli::usage_error("--address and --address-file: give one");
   if (r.address.empty()) fabric::cli::usage_error("--address: an empty template");
+  bool bw = r.check == check::bw;
+  if (!bw && r.size && *r.size > (1 << 20))
+    fabric::cli::usage_error(fmt::format("-S {}: pings and datagrams are at most 1 MiB (1048576)", *r.size));
+  if (!bw && r.duration_ms) fabric::cli::usage_error("--duration: only --check bw writes for a time");
+  if (!bw && r.unidirectional) fabric::cli::usage_error("--unidirectional: only --check bw has directions");
+  if (bw && r.count && r.duration_ms) fabric::cli::usage_error("-C and --duration: give one (writes, or a time)");
+  if (auto d = pair_duration(r); d && *d >= r.timeout_ms)
+    fabric::cli::usage_error(fmt::format("--duration {}: the writes must end within --timeout {}", *d, r.timeout_ms));
+  if (r.quick && !r.pairs_file.empty()) fabric::cli::usage_error("--quick and --pairs: give one");
+  if (r.check == check::multicast && (r.quick || !r.pairs_file.empty()))
+    fabric::cli::usage_error("--check multicast has every host in one group: no --quick or --pairs");
 }
 
 nlohmann::json options_json(const options& o) {
@@ -98,8 +120,8 @@ nlohmann::json options_json(const options& o) {
     return {{"address", o.run.address},
             {"address_file", text_or_null(o.run.address_file)},
             {"port", o.run.port},
-            {"count", o.run.count},
-            {"size", o.run.size},
+            {"count", pair_count(o.run).value_or(100)},
+            {"size", pair_size(o.run)},
             {"timeout", o.run.timeout_ms},
             {"prometheus", text_or_null(o.report.prometheus)}};
   const auto& r = o.run;
@@ -111,8 +133,12 @@ nlohmann::json options_json(const options& o) {
           {"check", check_name(r.check)},
           {"acm_service", r.acm_service},
           {"group", r.group},
-          {"count", r.count},
-          {"size", r.size},
+          {"count", fabric::value_or_null(pair_count(r))},
+          {"size", pair_size(r)},
+          {"duration", fabric::value_or_null(pair_duration(r))},
+          {"unidirectional", r.unidirectional},
+          {"quick", r.quick},
+          {"pairs", text_or_null(r.pairs_file)},
           {"timeout", r.timeout_ms},
           {"retests", r.retests},
           {"repeat", r.repeat},

@@ -1,6 +1,5 @@
-// Outliers: the fleet's median and spread of round-trip times, the pairs
-// far above it, the extra rounds that meet them again, and the two lines
-// in which the ranks agree on them.
+// Outliers: the fleet's median and spread of round-trip times, and the
+// pairs far above it.
 #include "sweep.hpp"
 
 #include <algorithm>
@@ -18,14 +17,6 @@ double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   auto n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/// A pair of ranks as a peer wrote it: [server, client], 0 <= server < client < n.
-std::optional<rank_pair> read_pair(const json& j, int n) {
-  if (!j.is_array() || j.size() < 2 || !j[0].is_number_integer() || !j[1].is_number_integer()) return std::nullopt;
-  auto s = j[0].get<std::int64_t>(), c = j[1].get<std::int64_t>();
-  if (s < 0 || s >= c || c >= n) return std::nullopt;
-  return rank_pair{static_cast<int>(s), static_cast<int>(c)};
 }
 
 }  // namespace
@@ -52,80 +43,6 @@ std::vector<rank_pair> outliers(const std::vector<measurement>& all, double fact
   for (const auto& m : all)
     if (is_outlier(m.p50_us, fleet, factor)) out.insert(m.pair);
   return {out.begin(), out.end()};
-}
-
-std::vector<std::vector<pairing>> retest_rounds(std::vector<rank_pair> pairs) {
-  std::sort(pairs.begin(), pairs.end());
-  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
-  std::vector<std::vector<pairing>> out;
-  std::vector<std::set<int>> busy;
-  for (auto [server, client] : pairs) {
-    std::size_t r = 0;
-    while (r < out.size() && (busy[r].contains(server) || busy[r].contains(client))) ++r;
-    if (r == out.size()) {
-      out.emplace_back();
-      busy.emplace_back();
-    }
-    out[r].push_back({server, client, static_cast<int>(out[r].size())});
-    busy[r].insert({server, client});
-  }
-  return out;
-}
-
-std::string measurements_line(int rank, int sweep, const std::vector<measurement>& mine) {
-  json p50 = json::array();
-  for (const auto& m : mine) p50.push_back({m.pair.first, m.pair.second, m.p50_us});
-  return json{{"rank", rank}, {"sweep", sweep}, {"p50_us", std::move(p50)}}.dump() + "\n";
-}
-
-std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n, int sweep) {
-  auto j = json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("rank") || !j["rank"].is_number_integer() ||
-      !j.contains("p50_us") || !j["p50_us"].is_array())
-    return std::nullopt;
-  // A rank still in an earlier sweep of --repeat speaks of stale times.
-  if (!j.contains("sweep") || !j["sweep"].is_number_integer() || j["sweep"].get<std::int64_t>() != sweep) return std::nullopt;
-  auto rank = j["rank"].get<std::int64_t>();
-  if (rank < 0 || rank >= n) return std::nullopt;
-  std::vector<measurement> out;
-  for (const auto& item : j["p50_us"]) {
-    auto pair = read_pair(item, n);
-    if (!pair || item.size() != 3 || !item[2].is_number()) return std::nullopt;
-    double us = item[2].get<double>();
-    // A client measures only its own pairs, and a time is finite and positive.
-    if (pair->second != rank || !std::isfinite(us) || us < 0) return std::nullopt;
-    out.push_back({*pair, us});
-  }
-  return std::pair{static_cast<int>(rank), std::move(out)};
-}
-
-std::string agreement_line(const agreement& a) {
-  json pairs = json::array();
-  for (auto [s, c] : a.retest) pairs.push_back({s, c});
-  return json{{"retest", std::move(pairs)}, {"median_p50_us", a.fleet.median}, {"mad_us", a.fleet.mad},
-              {"samples", a.fleet.samples}}
-             .dump() +
-         "\n";
-}
-
-std::optional<agreement> read_agreement(std::string_view line, int n) {
-  auto j = json::parse(line, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("retest") || !j["retest"].is_array()) return std::nullopt;
-  agreement a;
-  for (const auto& item : j["retest"]) {
-    auto pair = read_pair(item, n);
-    if (!pair || item.size() != 2) return std::nullopt;
-    a.retest.push_back(*pair);
-  }
-  // Every pair is met once per round: more than n * (n - 1) / 2 is a lie.
-  if (a.retest.size() > static_cast<std::size_t>(n) * static_cast<std::size_t>(n - 1) / 2) return std::nullopt;
-  auto number = [&](const char* key) {
-    return j.contains(key) && j[key].is_number() && std::isfinite(j[key].get<double>()) ? j[key].get<double>() : 0.0;
-  };
-  a.fleet.median = number("median_p50_us");
-  a.fleet.mad = number("mad_us");
-  a.fleet.samples = j.contains("samples") && j["samples"].is_number_unsigned() ? j["samples"].get<std::size_t>() : 0;
-  return a;
 }
 
 }  // namespace sweep

@@ -1,6 +1,8 @@
-// Who meets whom in which round, and where this process stands.
+// Where this process stands: the sweep's hosts, its rank among them, and
+// each host's RDMA address.
 #include "sweep.hpp"
 
+#include "fabric/console.hpp"
 #include "fabric/hostlist.hpp"
 
 #include <fmt/format.h>
@@ -8,40 +10,12 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 extern char** environ;
 
 namespace sweep {
-
-std::vector<std::vector<pairing>> rounds(int n) {
-  std::vector<std::vector<pairing>> out;
-  if (n < 2) return out;
-  // The circle method: rank 0 stays, the others turn one place a round;
-  // with n odd, a phantom rank n gives its partner the bye.
-  int m = n % 2 == 0 ? n : n + 1;
-  std::vector<int> ring(static_cast<std::size_t>(m));
-  for (int r = 0; r < m - 1; ++r) {
-    ring[0] = 0;
-    for (int k = 1; k < m; ++k) ring[static_cast<std::size_t>(k)] = (k - 1 + r) % (m - 1) + 1;
-    std::vector<pairing> round;
-    for (int i = 0; i < m / 2; ++i) {
-      int a = ring[static_cast<std::size_t>(i)], b = ring[static_cast<std::size_t>(m - 1 - i)];
-      if (a >= n || b >= n) continue;  // the bye
-      round.push_back({std::min(a, b), std::max(a, b), 0});
-    }
-    std::sort(round.begin(), round.end(), [](const pairing& x, const pairing& y) { return x.server < y.server; });
-    for (std::size_t s = 0; s < round.size(); ++s) round[s].slot = static_cast<int>(s);
-    out.push_back(std::move(round));
-  }
-  return out;
-}
-
-int port_cycle(int base, int n) { return (65536 - base) / std::max(1, n / 2); }
-
-int pair_port(int base, int n, int round, const pairing& p) {
-  return base + (round % std::max(1, port_cycle(base, n))) * std::max(1, n / 2) + p.slot;
-}
 
 environment from_environ() {
   environment env;
@@ -53,6 +27,16 @@ environment from_environ() {
   return env;
 }
 
+std::string short_name(const std::string& host) { return host.substr(0, host.find('.')); }
+
+std::optional<int> host_index(const std::vector<std::string>& hosts, const std::string& name) {
+  auto it = std::find(hosts.begin(), hosts.end(), name);
+  if (it == hosts.end())
+    it = std::find_if(hosts.begin(), hosts.end(), [&](const std::string& h) { return short_name(h) == short_name(name); });
+  if (it == hosts.end()) return std::nullopt;
+  return static_cast<int>(it - hosts.begin());
+}
+
 namespace {
 
 std::optional<int> number(const environment& env, const char* name) {
@@ -61,40 +45,56 @@ std::optional<int> number(const environment& env, const char* name) {
   int v = -1;
   auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
   if (ec != std::errc() || p != it->second.data() + it->second.size() || v < 0)
-    fabric::cli::usage_error(fmt::format("{}={}: not a number", name, it->second));
+    fabric::cli::usage_error(fmt::format("{}={}: not a number", name, fabric::printable(it->second)));
   return v;
 }
 
-std::string short_name(const std::string& host) { return host.substr(0, host.find('.')); }
+/// The node list of the step srun started (a part of the allocation, or
+/// all of it), else the job's.
+const std::string* slurm_nodes(const environment& env) {
+  for (const char* name : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST"})
+    if (auto it = env.find(name); it != env.end()) return &it->second;
+  return nullptr;
+}
+
+void refuse_duplicates(const std::vector<std::string>& hosts, std::string_view from) {
+  std::set<std::string_view> seen;
+  for (const auto& h : hosts)
+    if (!seen.insert(h).second)
+      fabric::cli::usage_error(fmt::format("{}: {} is named twice; every host of a sweep is one rank", from, fabric::printable(h)));
+}
 
 }  // namespace
 
 place find_place(const run_options& o, const environment& env, const std::string& host_name) {
   place p;
+  auto procid = number(env, "SLURM_PROCID");
+  auto ntasks = number(env, "SLURM_NTASKS");
   if (!o.hosts.empty()) {
     p.hosts = fabric::expand_hostlist(o.hosts);
+    refuse_duplicates(p.hosts, "--hosts");
     if (o.rank) {
       p.rank = *o.rank;
       p.source = "rank";
-    } else {
-      auto it = std::find_if(p.hosts.begin(), p.hosts.end(), [&](const std::string& h) {
-        return h == host_name || short_name(h) == short_name(host_name);
-      });
-      if (it == p.hosts.end())
-        fabric::cli::usage_error(fmt::format("this host ({}) is not in --hosts; give --rank", host_name));
-      p.rank = static_cast<int>(it - p.hosts.begin());
+    } else if (auto mine = host_index(p.hosts, host_name)) {
+      p.rank = *mine;
       p.source = "hosts";
+    } else if (procid && ntasks && static_cast<std::size_t>(*ntasks) == p.hosts.size()) {
+      // Several ranks a node under srun, each named in --hosts: the task's place.
+      p.rank = *procid;
+      p.source = "slurm";
+    } else {
+      fabric::cli::usage_error(fmt::format("this host ({}) is not in --hosts; give --rank", fabric::printable(host_name)));
     }
   } else {
-    auto procid = number(env, "SLURM_PROCID");
-    auto ntasks = number(env, "SLURM_NTASKS");
-    auto list = env.find("SLURM_JOB_NODELIST");
-    if (list == env.end()) list = env.find("SLURM_NODELIST");
-    if (!procid || !ntasks || list == env.end())
-      fabric::cli::usage_error("no host list: give --hosts, or run under srun (SLURM_PROCID, SLURM_NTASKS, SLURM_JOB_NODELIST)");
-    p.hosts = fabric::expand_hostlist(list->second);
+    const auto* list = slurm_nodes(env);
+    if (!procid || !ntasks || !list)
+      fabric::cli::usage_error("no host list: give --hosts, or run under srun (SLURM_PROCID, SLURM_NTASKS, SLURM_STEP_NODELIST)");
+    p.hosts = fabric::expand_hostlist(*list);
+    refuse_duplicates(p.hosts, "Slurm's node list");
     if (static_cast<std::size_t>(*ntasks) != p.hosts.size())
-      fabric::cli::usage_error(fmt::format("{} tasks on {} nodes: run one task per node (srun --ntasks-per-node=1)",
+      fabric::cli::usage_error(fmt::format("{} tasks on {} nodes: run one task per node (srun --ntasks-per-node=1), "
+                                           "or name every task in --hosts",
                                            *ntasks, p.hosts.size()));
     p.rank = o.rank.value_or(*procid);
     p.source = o.rank ? "rank" : "slurm";
@@ -109,20 +109,20 @@ std::vector<std::string> addresses(const run_options& o, const std::vector<std::
   std::vector<std::string> out;
   if (!o.address_file.empty()) {
     std::ifstream in(o.address_file);
-    if (!in) fabric::cli::usage_error(fmt::format("--address-file {}: cannot read it", o.address_file));
+    if (!in) fabric::cli::usage_error(fmt::format("--address-file {}: cannot read it", fabric::printable(o.address_file)));
     std::map<std::string, std::string> table;
     std::string line;
     while (std::getline(in, line)) {
       std::istringstream words(line);
       std::string host, addr;
       if (!(words >> host) || host.front() == '#') continue;
-      if (!(words >> addr)) fabric::cli::usage_error(fmt::format("--address-file: '{}' has no address", host));
+      if (!(words >> addr)) fabric::cli::usage_error(fmt::format("--address-file: '{}' has no address", fabric::printable(host)));
       table[host] = addr;
     }
     for (const auto& h : hosts) {
       auto it = table.find(h);
       if (it == table.end()) it = table.find(short_name(h));
-      if (it == table.end()) fabric::cli::usage_error(fmt::format("--address-file: no address for {}", h));
+      if (it == table.end()) fabric::cli::usage_error(fmt::format("--address-file: no address for {}", fabric::printable(h)));
       out.push_back(it->second);
     }
     return out;

@@ -18,9 +18,10 @@ namespace {
 constexpr int max_late_rounds = 3;
 
 /// One pair: the server side listens and answers, the client side measures.
-/// It may take `late + 1` timeouts: its peer may still be waiting out a
-/// dead host in `late` earlier rounds. `port_round` counts the rounds of
-/// earlier sweeps too, so that no two sweeps share a port.
+/// Meeting the peer may take `late + 1` timeouts (it may still be waiting
+/// out a dead host in `late` earlier rounds); once they met, the pair has
+/// one timeout. `port_round` counts the rounds of earlier sweeps too, so
+/// that no two sweeps share a port.
 pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
                      int port_round, const pairing& p, int late) {
   const auto& r = opt.run;
@@ -34,10 +35,11 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   out.role = serving ? "server" : "client";
   out.port = pair_port(r.port, static_cast<int>(where.hosts.size()), port_round, p);
   out.check = r.check;
-  auto until = fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms) * (late + 1));
+  std::chrono::milliseconds timeout(r.timeout_ms);
+  auto bounds = fabric::pair_bounds::from_now(timeout * (late + 1), timeout);
   auto t0 = fabric::clock::now();
   try {
-    run_check(r, serving, addrs[static_cast<std::size_t>(serving ? p.client : p.server)], out.port, until, out);
+    run_check(r, serving, addrs[static_cast<std::size_t>(serving ? p.client : p.server)], out.port, bounds, out);
     out.ok = true;
   } catch (const fabric::error& e) {
     if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
@@ -47,7 +49,41 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   return out;
 }
 
-std::string pair_line(const pair_result& p, bool repeating) {
+/// A pair whose peer did not come to the meeting before the first round:
+/// failed without a wait.
+pair_result absent_pair(const options& opt, const place& where, int round, int port_round, const pairing& p) {
+  pair_result out;
+  out.check = opt.run.check;
+  out.round = round;
+  out.server_rank = p.server;
+  out.client_rank = p.client;
+  out.server = where.hosts[static_cast<std::size_t>(p.server)];
+  out.client = where.hosts[static_cast<std::size_t>(p.client)];
+  out.role = where.rank == p.server ? "server" : "client";
+  out.port = pair_port(opt.run.port, static_cast<int>(where.hosts.size()), port_round, p);
+  out.error = fmt::format("{} did not come to the start",
+                          where.hosts[static_cast<std::size_t>(where.rank == p.server ? p.client : p.server)]);
+  return out;
+}
+
+/// "1 MiB", "64 KiB", "100 B": a write's size.
+std::string size_text(std::uint64_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
+}
+
+std::string bandwidth_text(const pair_result& p, std::uint64_t size) {
+  std::string out;
+  auto way = [&](const std::string& from, const std::string& to, const std::optional<fabric::transfer>& t) {
+    if (t) out += fmt::format("{}{} -> {} {:.2f} Gb/s", out.empty() ? "" : ", ", from, to, t->gbps());
+  };
+  way(p.client, p.server, p.client_to_server);
+  way(p.server, p.client, p.server_to_client);
+  return fmt::format("{} in {} writes", out, size_text(size));
+}
+
+std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size) {
   std::string head = fmt::format("{}{} {}: {} <-> {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
                                  p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
   if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
@@ -57,6 +93,7 @@ std::string pair_line(const pair_result& p, bool repeating) {
                        p.latency->p99, p.latency->max);
   if (p.check == check::multicast)
     return fmt::format("{}: heard {} of the peer's datagrams, sent {}", head, p.pings, p.sent.value_or(0));
+  if (p.check == check::bw) return fmt::format("{}: {}", head, bandwidth_text(p, size));
   if (!p.latency) {
     if (p.check == check::connect) return fmt::format("{}: accepted {} connections", head, p.connections.value_or(0));
     return fmt::format("{}: served {} {}", head, p.pings, p.check == check::ud ? "datagrams" : "pings");
@@ -68,7 +105,7 @@ std::string pair_line(const pair_result& p, bool repeating) {
   return fmt::format("{}: {} min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head, what, l.min, l.p50, l.p99, l.max);
 }
 
-nlohmann::json agreement_json(const agreement& a, const place& where) {
+nlohmann::json agreement_json(const agreement& a, const place& where, const std::optional<std::string>& run) {
   nlohmann::json pairs = nlohmann::json::array();
   for (auto [s, c] : a.retest)
     pairs.push_back({{"server", where.hosts[static_cast<std::size_t>(s)]}, {"client", where.hosts[static_cast<std::size_t>(c)]}});
@@ -77,7 +114,18 @@ nlohmann::json agreement_json(const agreement& a, const place& where) {
           {"retest", std::move(pairs)},
           {"median_p50_us", known ? nlohmann::json(a.fleet.median) : nlohmann::json(nullptr)},
           {"mad_us", known ? nlohmann::json(a.fleet.mad) : nlohmann::json(nullptr)},
-          {"ranks_heard", where.rank == 0 && known ? nlohmann::json(a.ranks_heard) : nlohmann::json(nullptr)}};
+          {"ranks_heard", where.rank == 0 && known ? nlohmann::json(a.ranks_heard) : nlohmann::json(nullptr)},
+          {"run", fabric::value_or_null(run)}};
+}
+
+/// How the meeting before the first round went.
+std::string start_text(const agreement& start, const run_report& rep, const place& where) {
+  double s = rep.start_us.value_or(0) / 1e6;
+  if (!start.error.empty()) return fmt::format("start: no meeting with rank 0 in {:.1f} s ({}); every peer is tried", s, start.error);
+  std::string absent;
+  for (int r : rep.absent) absent += fmt::format(" {}", where.hosts[static_cast<std::size_t>(r)]);
+  return fmt::format("start: {} of {} ranks met in {:.1f} s{}{}", where.hosts.size() - rep.absent.size(), where.hosts.size(), s,
+                     rep.run ? fmt::format(", run {}", *rep.run) : "", absent.empty() ? "" : "; absent:" + absent);
 }
 
 std::string agreement_text(const agreement& a, const place& where) {
@@ -90,9 +138,21 @@ std::string agreement_text(const agreement& a, const place& where) {
   return fmt::format("outliers: {} (median p50 {:.1f} us, MAD {:.1f} us); meeting again", names, a.fleet.median, a.fleet.mad);
 }
 
+nlohmann::json absent_names(const run_report& rep) {
+  nlohmann::json out = nlohmann::json::array();
+  if (rep.where)
+    for (int r : rep.absent) out.push_back(rep.where->hosts[static_cast<std::size_t>(r)]);
+  return out;
+}
+
+nlohmann::json transfer_json(const std::optional<fabric::transfer>& t) {
+  if (!t) return nullptr;
+  return {{"bytes", t->bytes}, {"seconds", t->seconds}, {"gbps", t->gbps()}};
+}
+
 }  // namespace
 
-nlohmann::json pair_json(const pair_result& p, std::size_t index) {
+nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run) {
   nlohmann::json j{{"kind", "pair"},
                    {"index", index},
                    {"ok", p.ok},
@@ -112,34 +172,69 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index) {
                    {"lookups", fabric::value_or_null(p.lookups)},
                    {"connect_us", fabric::value_or_null(p.connect_us)},
                    {"elapsed_us", p.elapsed_us},
-                   {"latency", fabric::value_or_null(p.latency)}};
+                   {"latency", fabric::value_or_null(p.latency)},
+                   {"bandwidth", p.check == check::bw && (p.client_to_server || p.server_to_client)
+                                     ? nlohmann::json{{"client_to_server", transfer_json(p.client_to_server)},
+                                                      {"server_to_client", transfer_json(p.server_to_client)}}
+                                     : nlohmann::json(nullptr)},
+                   {"run", fabric::value_or_null(run)}};
   return j;
 }
 
 fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
-  rep.where = find_place(opt.run, from_environ(), fabric::host_name());
+  auto env = from_environ();
+  rep.where = find_place(opt.run, env, fabric::host_name());
   const auto& where = *rep.where;
   auto addrs = addresses(opt.run, where.hosts);
   int n = static_cast<int>(where.hosts.size());
   if (port_cycle(opt.run.port, n) < max_late_rounds + 2)
     fabric::cli::usage_error(fmt::format("--port {}: too few ports above it for the rounds of {} hosts", opt.run.port, n));
   bool group = opt.run.check == check::multicast;
-  auto schedule = group ? std::vector<std::vector<pairing>>{} : rounds(n);
+  auto schedule = group ? std::vector<std::vector<pairing>>{} : schedule_of(opt.run, where);
   rep.round_count = group ? 1 : static_cast<int>(schedule.size());
   con.set_role("rank");
-  con.event("sweep", {{"rank", where.rank}, {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
-                      {"hosts", where.hosts}, {"rounds", rep.round_count}});
+
+  // Every rank meets rank 0 before the first round: however far apart the
+  // launcher started them, the rounds start together, and a host that did
+  // not come costs its peers no wait.
+  auto t0 = fabric::clock::now();
+  auto start = meet_at_start(opt, where, addrs, where.rank == 0 ? new_run_id(env) : std::string());
+  rep.start_us = fabric::us_since(t0);
+  if (env.contains("SLURM_JOB_ID") || where.rank == 0 || (start.error.empty() && !start.run.empty()))
+    rep.run = env.contains("SLURM_JOB_ID") ? new_run_id(env) : start.run;
+  std::vector<bool> came(static_cast<std::size_t>(n), true);
+  if (start.error.empty()) {
+    std::fill(came.begin(), came.end(), false);
+    for (int r : start.present) came[static_cast<std::size_t>(r)] = true;
+    came[static_cast<std::size_t>(where.rank)] = true;
+    for (int r = 0; r < n; ++r)
+      if (!came[static_cast<std::size_t>(r)]) rep.absent.push_back(r);
+  }
+  con.line(start_text(start, rep, where));
+  std::vector<std::string> absent_hosts;
+  for (int r : rep.absent) absent_hosts.push_back(where.hosts[static_cast<std::size_t>(r)]);
+  con.event("sweep", {{"rank", where.rank},
+                      {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
+                      {"hosts", where.hosts},
+                      {"rounds", rep.round_count},
+                      {"run", fabric::value_or_null(rep.run)},
+                      {"start_us", *rep.start_us},
+                      {"absent", absent_hosts}});
+
   bool repeating = opt.run.repeat != 1;
+  auto size = static_cast<std::uint64_t>(pair_size(opt.run));
   int earlier_rounds = 0;  // of earlier sweeps: the ports go on from there
   auto report_pair = [&](pair_result done) {
     done.sweep = rep.sweeps;
     rep.pairs.push_back(std::move(done));
-    con.line(pair_line(rep.pairs.back(), repeating));
-    con.event("pair", pair_json(rep.pairs.back(), rep.pairs.size() - 1));
+    con.line(pair_line(rep.pairs.back(), repeating, size));
+    con.event("pair", pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run));
   };
   auto meet = [&](int round, const pairing& p, int late, bool retest) {
     if (p.server != where.rank && p.client != where.rank) return;
-    auto done = run_pair(opt, where, addrs, round, earlier_rounds + round, p, late);
+    int peer = p.server == where.rank ? p.client : p.server;
+    auto done = came[static_cast<std::size_t>(peer)] ? run_pair(opt, where, addrs, round, earlier_rounds + round, p, late)
+                                                     : absent_pair(opt, where, round, earlier_rounds + round, p);
     done.retest = retest;
     report_pair(std::move(done));
   };
@@ -166,8 +261,8 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     if (!group && opt.run.retests > 0 && n >= 3) {
       rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs);
       con.line(agreement_text(*rep.agreed, where));
-      con.event("outliers", agreement_json(*rep.agreed, where));
-      auto extra = retest_rounds(rep.agreed->retest);
+      con.event("outliers", agreement_json(*rep.agreed, where, rep.run));
+      auto extra = pack_rounds(rep.agreed->retest);
       for (int attempt = 0; attempt < opt.run.retests; ++attempt)
         for (const auto& round : extra) {
           for (const auto& p : round) meet(rep.round_count + rep.retest_rounds, p, 1, true);
@@ -195,7 +290,7 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
   j["role"] = "rank";
   j["options"] = options_json(opt);
   nlohmann::json results = nlohmann::json::array();
-  for (std::size_t i = 0; i < rep.pairs.size(); ++i) results.push_back(pair_json(rep.pairs[i], i));
+  for (std::size_t i = 0; i < rep.pairs.size(); ++i) results.push_back(pair_json(rep.pairs[i], i, rep.run));
   j["results"] = std::move(results);
   if (!rep.where) {
     j["summary"] = nlohmann::json::object();
@@ -207,6 +302,9 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
                   {"host", rep.where->hosts[static_cast<std::size_t>(rep.where->rank)]},
                   {"hosts", rep.where->hosts},
                   {"rank_from", rep.where->source},
+                  {"run", fabric::value_or_null(rep.run)},
+                  {"start_us", fabric::value_or_null(rep.start_us)},
+                  {"absent", absent_names(rep)},
                   {"rounds", rep.round_count},
                   {"retest_rounds", rep.retest_rounds},
                   {"pairs", rep.pairs.size()},

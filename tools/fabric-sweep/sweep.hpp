@@ -7,6 +7,7 @@
 
 #include "fabric/acm.hpp"
 #include "fabric/cli.hpp"
+#include "fabric/rc_bandwidth.hpp"
 #include "fabric/stats.hpp"
 #include "fabric/ud.hpp"
 
@@ -43,8 +44,12 @@ struct run_options {
   std::string address = "{host}";  ///< --address: template of each host's RDMA address
   std::string address_file;     ///< --address-file: "host address" lines
   int port = 18515;             ///< --port: the first round's rdma_cm port
-  int count = 100;              ///< -C: pings per pair
-  int size = 64;                ///< -S: bytes per ping
+  std::optional<int> count;     ///< -C: pings, connections, datagrams, lookups or writes per pair (pair_count)
+  std::optional<int> size;      ///< -S: bytes per ping, datagram or write (pair_size)
+  std::optional<int> duration_ms;  ///< --duration: how long each direction writes (bw; pair_duration)
+  bool unidirectional = false;  ///< --unidirectional: bw from the client (higher rank) to the server only
+  bool quick = false;           ///< --quick: one round, the lower half of the hosts against the upper
+  std::string pairs_file;       ///< --pairs: the pairs to meet, 'host host' or 'round host host' lines
   int timeout_ms = 10000;       ///< --timeout: bound on each pair
   int retests = 1;              ///< --retests: extra meetings of each outlier pair
   int repeat = 1;               ///< --repeat: sweeps to run, 0 until interrupted
@@ -72,6 +77,13 @@ struct options {
   sweep::mode mode = mode::rank;
 };
 
+/// What each pair of the run does, the check's defaults filled in: -C
+/// (nullopt for a bw check that writes for a time), -S, and how long a bw
+/// check's writes last (nullopt when it counts them).
+std::optional<int> pair_count(const run_options& r);
+int pair_size(const run_options& r);
+std::optional<int> pair_duration(const run_options& r);
+
 /// Declares the run options on `app` and the report and health subcommands.
 void add_options(CLI::App& app, options& opt);
 /// Checks what CLI11 cannot; throws a usage error.
@@ -87,9 +99,29 @@ struct pairing {
   int slot = 0;  ///< its place in the round, for its port
 };
 
+/// A pair by its ranks, the server's (lower) first.
+using rank_pair = std::pair<int, int>;
+
 /// The circle method: every host meets every other exactly once, busy with
 /// one peer per round; n - 1 rounds for even n, n for odd (a bye each).
 std::vector<std::vector<pairing>> rounds(int n);
+
+/// ClusterKit's quick mode: one round, rank i with rank i + n/2 (the
+/// lower half of the hosts against the upper half).
+std::vector<std::vector<pairing>> quick_round(int n);
+
+/// Rounds that meet each pair once, each host busy with one peer a round:
+/// each pair in the first round where both its hosts are free.
+std::vector<std::vector<pairing>> pack_rounds(std::vector<rank_pair> pairs);
+
+/// The rounds of a --pairs file (`text`, named `name` in errors):
+/// 'HOST HOST' lines, packed into rounds, or 'ROUND HOST HOST' lines (as
+/// ClusterKit's custom mode writes them), in the order of their numbers;
+/// '#' comments and blank lines. An unknown host, a host paired with
+/// itself, a pair named twice, a host twice in one round, a line that
+/// does not parse, or a file of both forms is a usage error naming the line.
+std::vector<std::vector<pairing>> rounds_from_file(std::string_view text, std::string_view name,
+                                                   const std::vector<std::string>& hosts);
 
 /// The rdma_cm port of a pair: distinct among the pairs of a round and
 /// of the rounds near it, so that a late client never reaches another
@@ -110,10 +142,18 @@ struct place {
 using environment = std::map<std::string, std::string>;
 environment from_environ();
 
-/// From --hosts and --rank, else Slurm's SLURM_PROCID / SLURM_NTASKS /
-/// SLURM_JOB_NODELIST (one task per node), else our own host name's
-/// position in --hosts. Throws a usage error when it cannot tell.
+/// The hosts from --hosts, else from the Slurm step's node list
+/// (SLURM_STEP_NODELIST, else the job's; one task per node); the rank
+/// from --rank, else our own host name's place in --hosts, else
+/// SLURM_PROCID (srun's tasks each named in --hosts). A host named twice
+/// is a usage error, as is anything it cannot tell.
 place find_place(const run_options& o, const environment& env, const std::string& host_name);
+
+/// "node01" of "node01.cluster": a host's name before its first dot.
+std::string short_name(const std::string& host);
+
+/// The place of `name` in `hosts`: the same name, else the same short name.
+std::optional<int> host_index(const std::vector<std::string>& hosts, const std::string& name);
 
 /// Each host's RDMA address: from --address-file, else --address with
 /// {host} replaced (and {short}, the name before its first dot).
@@ -140,9 +180,14 @@ struct pair_result {
   std::optional<std::uint64_t> connections;  ///< connections made (connect)
   std::optional<std::uint64_t> sent, lost;   ///< datagrams (ud; lost: client side)
   std::optional<std::uint64_t> lookups;      ///< ACM lookups answered (acm)
+  std::optional<fabric::transfer> client_to_server, server_to_client;  ///< bw: each direction, as its writer measured it
 };
 
 // ---- outliers (outliers.cpp, agree.cpp) ----------------------------------
+
+/// The schedule of this run's rounds: every pair, --quick's one round, or
+/// the --pairs file's rounds.
+std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where);
 
 /// The fleet's middle and spread of p50 round-trip times.
 struct spread {
@@ -155,9 +200,6 @@ spread spread_of(std::vector<double> p50s);
 /// it (so that noise is not an outlier); judged with three pairs or more.
 bool is_outlier(double p50, const spread& fleet, double factor);
 
-/// A pair by its ranks, the server's (lower) first.
-using rank_pair = std::pair<int, int>;
-
 /// A client's measurement of one pair.
 struct measurement {
   rank_pair pair;
@@ -167,14 +209,13 @@ struct measurement {
 /// The outliers among the measurements, in rank order.
 std::vector<rank_pair> outliers(const std::vector<measurement>& all, double factor, spread& fleet);
 
-/// Extra rounds that meet each pair once, each host busy with one peer a round.
-std::vector<std::vector<pairing>> retest_rounds(std::vector<rank_pair> pairs);
-
-/// What rank 0 told every rank to re-test.
+/// What rank 0 told every rank at a meeting: who came, and which pairs to re-test.
 struct agreement {
   std::vector<rank_pair> retest;
   spread fleet;
   int ranks_heard = 0;  ///< rank 0: the ranks whose times it had, itself included
+  std::string run;      ///< the run's identity, as rank 0 named it (the start)
+  std::vector<int> present;  ///< the ranks rank 0 heard, itself included, in order
   std::string error;    ///< why there was none: rank 0 unreachable, ...
 };
 
@@ -199,10 +240,24 @@ agreement agree_on_outliers(const options& opt, const place& where, const std::v
 /// that answer. The multicast check's start line.
 agreement gather_everyone(const options& opt, const place& where, const std::vector<std::string>& addrs, int sweep);
 
+/// The meeting before the first round, so that the launcher's skew is
+/// never charged to a pair: as gather_everyone, and rank 0 names the run
+/// (`run`) and who came.
+agreement meet_at_start(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                        const std::string& run);
+
+/// The run's identity: the Slurm job and step when srun launched it (every
+/// rank knows it), else a name of rank 0's: its start time (UTC) and a
+/// random number, so that later runs sort after earlier ones.
+std::string new_run_id(const environment& env);
+
 /// This rank's part: with --repeat, the last sweep's pairs (memory stays
 /// constant however long it runs) and counts over all sweeps.
 struct run_report {
   std::optional<place> where;
+  std::optional<std::string> run;     ///< the run's identity, once known
+  std::optional<double> start_us;     ///< the meeting before the first round
+  std::vector<int> absent;            ///< ranks that did not come to it
   int round_count = 0;
   int retest_rounds = 0;          ///< the last sweep's
   std::optional<agreement> agreed;
@@ -214,10 +269,11 @@ struct run_report {
 
 /// One side of one pair's check (checks.cpp): the server side listens on
 /// `port` and answers, the client side dials `peer_addr` and measures (for
-/// acm, each side looks up `peer_addr` alone); fills `out`'s
+/// acm, each side looks up `peer_addr` alone), meeting its peer by
+/// bounds.meet and ending within bounds.work of the meeting; fills `out`'s
 /// measurements, throws fabric::error when the check failed.
 void run_check(const run_options& r, bool serving, const std::string& peer_addr, int port,
-               const fabric::deadline& until, pair_result& out);
+               const fabric::pair_bounds& bounds, pair_result& out);
 
 /// The multicast check of one sweep (checks.cpp): this rank joins
 /// --group, meets every rank at rank 0 (gather_everyone), sends its
@@ -226,7 +282,8 @@ void run_check(const run_options& r, bool serving, const std::string& peer_addr,
 std::vector<pair_result> run_group(const options& opt, const place& where, const std::vector<std::string>& addrs,
                                    int sweep, agreement& met);
 
-nlohmann::json pair_json(const pair_result& p, std::size_t index);
+/// A pair line: one side's word on one pair, with the run it belongs to.
+nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run);
 /// This rank's sweep: its pairs, round by round.
 fabric::verdict run(const options& opt, run_report& rep, fabric::console& con);
 void to_json(nlohmann::json& j, const options& opt, const run_report& rep);

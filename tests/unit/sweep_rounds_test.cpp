@@ -1,0 +1,148 @@
+// fabric-sweep's rounds beyond every pair: ClusterKit's quick round, and
+// the rounds of a --pairs file, every bad line of
+// which is a usage error naming it; and where a process stands.
+#include "sweep.hpp"
+
+#include "fabric/error.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace {
+
+using rounds_t = std::vector<std::vector<sweep::pairing>>;
+
+/// Each round's pairs as host names, "a-b", in order.
+std::vector<std::vector<std::string>> names(const rounds_t& rs, const std::vector<std::string>& hosts) {
+  std::vector<std::vector<std::string>> out;
+  for (const auto& round : rs) {
+    auto& named = out.emplace_back();
+    for (std::size_t i = 0; i < round.size(); ++i) {
+      EXPECT_EQ(round[i].slot, static_cast<int>(i)) << "slots number each round's pairs";
+      named.push_back(hosts[static_cast<std::size_t>(round[i].server)] + "-" + hosts[static_cast<std::size_t>(round[i].client)]);
+    }
+  }
+  return out;
+}
+
+const std::vector<std::string> hosts{"n1", "n2", "n3", "n4", "n5"};
+
+TEST(sweep_rounds, quick_is_one_round_of_the_lower_half_against_the_upper) {
+  EXPECT_EQ(names(sweep::quick_round(4), hosts), (std::vector<std::vector<std::string>>{{"n1-n3", "n2-n4"}}));
+  // With n odd the last host has no peer.
+  EXPECT_EQ(names(sweep::quick_round(5), hosts), (std::vector<std::vector<std::string>>{{"n1-n3", "n2-n4"}}));
+  EXPECT_EQ(names(sweep::quick_round(2), hosts), (std::vector<std::vector<std::string>>{{"n1-n2"}}));
+}
+
+TEST(sweep_rounds, a_pairs_file_with_round_numbers_is_met_in_their_order) {
+  auto rs = sweep::rounds_from_file("# ClusterKit's custom mode\n3 n1 n3\n1 n3 n4\n\n1 n1 n2.cluster\n  3 n5 n2  \n", "p", hosts);
+  EXPECT_EQ(names(rs, hosts), (std::vector<std::vector<std::string>>{{"n1-n2", "n3-n4"}, {"n1-n3", "n2-n5"}}));
+}
+
+TEST(sweep_rounds, a_pairs_file_without_round_numbers_is_packed) {
+  auto rs = sweep::rounds_from_file("n1 n2\nn2 n3\nn4 n5\n", "p", hosts);
+  EXPECT_EQ(names(rs, hosts), (std::vector<std::vector<std::string>>{{"n1-n2", "n4-n5"}, {"n2-n3"}}));
+}
+
+TEST(sweep_rounds, every_bad_line_of_a_pairs_file_is_a_usage_error_naming_it) {
+  struct bad_case {
+    const char* text;
+    const char* says;
+  };
+  for (auto [text, says] : std::initializer_list<bad_case>{
+           {"n1 n2\nn1 nx\n", "p:2: nx is not one of the sweep's hosts"},
+           {"n1 n1\n", "p:1: n1 is paired with itself"},
+           {"n1 n2\n# again\nn2 n1\n", "p:3: n1 and n2 are paired on line 1 already"},
+           {"1 n1 n2\n1 n2 n3\n", "p:2: n2 is in round 1 already (line 1)"},
+           {"n1\n", "p:1: expected 'HOST HOST' or 'ROUND HOST HOST'"},
+           {"1 n1 n2 n3\n", "p:1: expected"},
+           {"0 n1 n2\n", "p:1: '0' is not a round number"},
+           {"x n1 n2\n", "p:1: 'x' is not a round number"},
+           {"99999999999999999999 n1 n2\n", "p:1: '99999999999999999999' is not a round number"},
+           {"1 n1 n2\nn3 n4\n", "p:2: no round number, where the first pair line has one"},
+           {"n1 n2\n2 n3 n4\n", "p:2: a round number, where the first pair line has none"},
+           {"n1 \xff\x1b[2J\n", "p:1: \\xff\\x1b[2J is not one of the sweep's hosts"},
+           {"# nothing\n\n", "p: no pairs in it"},
+       }) {
+    try {
+      sweep::rounds_from_file(text, "p", hosts);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const fabric::error& e) {
+      EXPECT_EQ(e.code(), fabric::exit_code::usage) << text;
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << "one line";
+    }
+  }
+}
+
+TEST(sweep_rounds, the_schedule_follows_the_mode) {
+  sweep::run_options o;
+  sweep::place where;
+  where.hosts = {"a", "b", "c", "d"};
+  EXPECT_EQ(sweep::schedule_of(o, where).size(), 3u);
+  o.quick = true;
+  EXPECT_EQ(sweep::schedule_of(o, where).size(), 1u);
+  o.quick = false;
+  o.pairs_file = testing::TempDir();  // a directory is not a pairs file
+  EXPECT_THROW(sweep::schedule_of(o, where), fabric::error);
+  o.pairs_file = testing::TempDir() + "/no-such-pairs";
+  EXPECT_THROW(sweep::schedule_of(o, where), fabric::error);
+}
+
+TEST(sweep_place, srun_on_part_of_an_allocation_reads_the_steps_nodes) {
+  sweep::run_options o;
+  auto p = sweep::find_place(o,
+                             {{"SLURM_PROCID", "1"},
+                              {"SLURM_NTASKS", "2"},
+                              {"SLURM_JOB_NODELIST", "node[01-04]"},
+                              {"SLURM_STEP_NODELIST", "node[02-03]"}},
+                             "x");
+  EXPECT_EQ(p.hosts, (std::vector<std::string>{"node02", "node03"}));
+  EXPECT_EQ(p.rank, 1);
+}
+
+TEST(sweep_place, a_host_named_twice_is_refused) {
+  sweep::run_options o;
+  o.hosts = "a,b,a";
+  o.rank = 0;
+  EXPECT_THROW(sweep::find_place(o, {}, "a"), fabric::error);
+  EXPECT_THROW(sweep::find_place({}, {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "3"}, {"SLURM_JOB_NODELIST", "n1,n2,n1"}}, "x"),
+               fabric::error);
+}
+
+TEST(sweep_place, many_tasks_a_node_each_named_in_hosts_take_their_task_number) {
+  sweep::run_options o;
+  o.hosts = "r[1-8]";
+  auto p = sweep::find_place(o, {{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "8"}, {"SLURM_JOB_NODELIST", "g[1-2]"}}, "g1");
+  EXPECT_EQ(p.rank, 5);
+  EXPECT_EQ(p.source, "slurm");
+  // Another task count than the list: no guess.
+  EXPECT_THROW(sweep::find_place(o, {{"SLURM_PROCID", "5"}, {"SLURM_NTASKS", "7"}}, "g1"), fabric::error);
+}
+
+TEST(sweep_run_id, slurm_names_the_run_for_every_rank_else_rank_0_by_its_time) {
+  EXPECT_EQ(sweep::new_run_id({{"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "3"}}), "slurm-42.3");
+  auto mine = sweep::new_run_id({});
+  EXPECT_EQ(mine.size(), 33u) << mine;  // 2026-11-25T14:30:00.123Z-0123abcd
+  EXPECT_EQ(mine.substr(23, 2), "Z-") << mine;
+  EXPECT_NE(mine, sweep::new_run_id({})) << "two runs, two names";
+}
+
+TEST(sweep_meeting, rank_0s_answer_names_the_run_and_who_came_and_lies_are_refused) {
+  sweep::agreement a;
+  a.run = "slurm-42.3";
+  a.present = {0, 2, 3};
+  auto back = sweep::read_agreement(sweep::agreement_line(a), 4);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->run, "slurm-42.3");
+  EXPECT_EQ(back->present, a.present);
+  for (const char* lie : {R"({"retest":[],"present":[2,0]})", R"({"retest":[],"present":[0,0]})",
+                          R"({"retest":[],"present":[0,4]})", R"({"retest":[],"present":[1,2]})",
+                          R"({"retest":[],"present":"all"})", R"({"retest":[],"present":[0,1.5]})",
+                          R"({"retest":[],"run":7})"})
+    EXPECT_FALSE(sweep::read_agreement(lie, 4)) << lie;
+  EXPECT_FALSE(sweep::read_agreement(R"({"retest":[],"run":")" + std::string(200, 'x') + "\"}", 4)) << "a run name too long";
+}
+
+}  // namespace

@@ -1,0 +1,99 @@
+// The lines the ranks and rank 0 exchange when they meet (meetings.cpp):
+// a rank's measurements to rank 0, and rank 0's answer. Every line from a
+// peer is read as untrusted.
+#include "sweep.hpp"
+
+#include <cmath>
+
+namespace sweep {
+
+using nlohmann::json;
+
+namespace {
+
+/// Longest run identity a line may carry.
+constexpr std::size_t max_run_bytes = 128;
+
+/// A pair of ranks as a peer wrote it: [server, client], 0 <= server < client < n.
+std::optional<rank_pair> read_pair(const json& j, int n) {
+  if (!j.is_array() || j.size() < 2 || !j[0].is_number_integer() || !j[1].is_number_integer()) return std::nullopt;
+  auto s = j[0].get<std::int64_t>(), c = j[1].get<std::int64_t>();
+  if (s < 0 || s >= c || c >= n) return std::nullopt;
+  return rank_pair{static_cast<int>(s), static_cast<int>(c)};
+}
+
+}  // namespace
+
+std::string measurements_line(int rank, int sweep, const std::vector<measurement>& mine) {
+  json p50 = json::array();
+  for (const auto& m : mine) p50.push_back({m.pair.first, m.pair.second, m.p50_us});
+  return json{{"rank", rank}, {"sweep", sweep}, {"p50_us", std::move(p50)}}.dump() + "\n";
+}
+
+std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n, int sweep) {
+  auto j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("rank") || !j["rank"].is_number_integer() ||
+      !j.contains("p50_us") || !j["p50_us"].is_array())
+    return std::nullopt;
+  // A rank still in an earlier sweep of --repeat speaks of stale times.
+  if (!j.contains("sweep") || !j["sweep"].is_number_integer() || j["sweep"].get<std::int64_t>() != sweep) return std::nullopt;
+  auto rank = j["rank"].get<std::int64_t>();
+  if (rank < 0 || rank >= n) return std::nullopt;
+  std::vector<measurement> out;
+  for (const auto& item : j["p50_us"]) {
+    auto pair = read_pair(item, n);
+    if (!pair || item.size() != 3 || !item[2].is_number()) return std::nullopt;
+    double us = item[2].get<double>();
+    // A client measures only its own pairs, and a time is finite and positive.
+    if (pair->second != rank || !std::isfinite(us) || us < 0) return std::nullopt;
+    out.push_back({*pair, us});
+  }
+  return std::pair{static_cast<int>(rank), std::move(out)};
+}
+
+std::string agreement_line(const agreement& a) {
+  json pairs = json::array();
+  for (auto [s, c] : a.retest) pairs.push_back({s, c});
+  return json{{"retest", std::move(pairs)}, {"median_p50_us", a.fleet.median}, {"mad_us", a.fleet.mad},
+              {"samples", a.fleet.samples},  {"run", a.run},
+              {"present", a.present}}
+             .dump() +
+         "\n";
+}
+
+std::optional<agreement> read_agreement(std::string_view line, int n) {
+  auto j = json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("retest") || !j["retest"].is_array()) return std::nullopt;
+  agreement a;
+  for (const auto& item : j["retest"]) {
+    auto pair = read_pair(item, n);
+    if (!pair || item.size() != 2) return std::nullopt;
+    a.retest.push_back(*pair);
+  }
+  // Every pair is met once per round: more than n * (n - 1) / 2 is a lie.
+  if (a.retest.size() > static_cast<std::size_t>(n) * static_cast<std::size_t>(n - 1) / 2) return std::nullopt;
+  auto number = [&](const char* key) {
+    return j.contains(key) && j[key].is_number() && std::isfinite(j[key].get<double>()) ? j[key].get<double>() : 0.0;
+  };
+  a.fleet.median = number("median_p50_us");
+  a.fleet.mad = number("mad_us");
+  a.fleet.samples = j.contains("samples") && j["samples"].is_number_unsigned() ? j["samples"].get<std::size_t>() : 0;
+  if (j.contains("run")) {
+    if (!j["run"].is_string() || j["run"].get_ref<const std::string&>().size() > max_run_bytes) return std::nullopt;
+    a.run = j["run"].get<std::string>();
+  }
+  if (j.contains("present")) {
+    // Ranks in order, each once, rank 0 among them.
+    if (!j["present"].is_array() || j["present"].size() > static_cast<std::size_t>(n)) return std::nullopt;
+    for (const auto& r : j["present"]) {
+      if (!r.is_number_integer()) return std::nullopt;
+      auto rank = r.get<std::int64_t>();
+      if (rank < 0 || rank >= n || (!a.present.empty() && rank <= a.present.back())) return std::nullopt;
+      a.present.push_back(static_cast<int>(rank));
+    }
+    if (!a.present.empty() && a.present.front() != 0) return std::nullopt;
+  }
+  return a;
+}
+
+}  // namespace sweep
