@@ -97,6 +97,62 @@ expect_rc 0 "report --check ud: the UD matrix" "$SWEEP" report --check ud --outl
 check "report --check ud, human: the UD round trips named" grep -q "^p50 UD round-trip time" "$LAST_OUT"
 expect_rc 2 "report --check with a word it does not know (2)" "$SWEEP" report --check rdma "$WORK/mixed.jsonl"
 
+# --check bw: RDMA WRITE bandwidth, both directions at once, each side's
+# line carrying both; --unidirectional: the client's writes alone; -C
+# counts the writes instead of a time; human lines name each direction.
+BW="--check bw -S 65536 --duration 300 $T --retests 0"
+for r in 0 1 2; do
+  start_bg "bw-$r" "$SWEEP" --hosts "h[1-3]" --rank "$r" --address "$ADDR" $BW --json=lines
+done
+for r in 0 1 2; do wait_bg "bw-$r" 90 >/dev/null || true; done
+for r in 0 1 2; do
+  check "--check bw, rank $r: both directions of each pair, as each writer measured them" json_lines_check "$WORK/bw-$r.out" \
+    'd["ok"] and d["options"]["size"] == 65536 and d["options"]["duration"] == 300 and d["options"]["count"] is None and
+     len(d["results"]) == 2 and
+     all(p["check"] == "bw" and p["latency"] is None and
+         all(w["gbps"] > 0 and w["bytes"] % 65536 == 0 and 0.25 < w["seconds"] < 5 for w in p["bandwidth"].values())
+         for p in d["results"])'
+done
+check "--check bw: both sides of a pair carry the same figures" json_lines_check "$WORK/bw-0.out" \
+  "[p['bandwidth'] for p in d['results'] if p['client'] == 'h2'] ==
+   [p['bandwidth'] for p in __import__('json').loads(open('$WORK/bw-1.out').read().splitlines()[-1])['results'] if p['server'] == 'h1']"
+for r in 0 1; do
+  start_bg "bwu-$r" "$SWEEP" --hosts "h[1-2]" --rank "$r" --address "$ADDR" --check bw -S 4096 -C 200 --unidirectional $T --json=lines
+done
+for r in 0 1; do wait_bg "bwu-$r" 90 >/dev/null || true; done
+check "--check bw -C 200 --unidirectional: 200 writes from the client, none back" json_lines_check "$WORK/bwu-1.out" \
+  'd["ok"] and [(p["bandwidth"]["client_to_server"]["bytes"], p["bandwidth"]["server_to_client"]) for p in d["results"]] == [(819200, None)]'
+start_bg "bwh-0" "$SWEEP" --hosts "h[1-2]" --rank 0 --address "$ADDR" $BW
+expect_rc 0 "--check bw, human" "$SWEEP" --hosts "h[1-2]" --rank 1 --address "$ADDR" $BW
+wait_bg "bwh-0" 60 >/dev/null || true
+check "--check bw, human: each direction in Gb/s" \
+  grep -Eq '^round 1: h1 <-> h2: h2 -> h1 [0-9.]+ Gb/s, h1 -> h2 [0-9.]+ Gb/s in 64 KiB writes$' "$LAST_OUT"
+expect_rc 2 "--check bw -S beyond its limit (2)" "$SWEEP" --hosts "h[1-2]" --rank 0 --check bw -S 300000000
+expect_rc 2 "--check bw: -C and --duration both (2)" "$SWEEP" --hosts "h[1-2]" --rank 0 --check bw -C 5 --duration 100
+expect_rc 2 "--duration without --check bw (2)" "$SWEEP" --hosts "h[1-2]" --rank 0 --duration 100
+
+# --quick: one round, h1-h3 and h2-h4; --pairs: just the pairs of a file,
+# in its rounds.
+for r in 0 1 2 3; do
+  start_bg "quick-$r" "$SWEEP" --hosts "h[1-4]" --rank "$r" --address "$ADDR" --quick -C 10 $T --retests 0 --json=lines
+done
+for r in 0 1 2 3; do wait_bg "quick-$r" 60 >/dev/null || true; done
+check "--quick: one round, h1-h3 and h2-h4" json_lines_check "$WORK/quick-0.out" \
+  'd["ok"] and d["summary"]["rounds"] == 1 and [(p["server"], p["client"], p["round"]) for p in d["results"]] == [("h1", "h3", 1)]'
+check "--quick: h2 met h4" json_lines_check "$WORK/quick-3.out" \
+  '[(p["server"], p["client"]) for p in d["results"]] == [("h2", "h4")]'
+printf '# the suspects\n1 h1 h2\n1 h3 h4\n2 h2 h4\n' >"$WORK/pairs"
+for r in 0 1 2 3; do
+  start_bg "pairs-$r" "$SWEEP" --hosts "h[1-4]" --rank "$r" --address "$ADDR" --pairs "$WORK/pairs" -C 10 $T --retests 0 --json=lines
+done
+for r in 0 1 2 3; do wait_bg "pairs-$r" 60 >/dev/null || true; done
+check "--pairs: h4 met h3 in round 1, h2 in round 2" json_lines_check "$WORK/pairs-3.out" \
+  'd["ok"] and d["summary"]["rounds"] == 2 and [(p["server"], p["client"], p["round"]) for p in d["results"]] == [("h3", "h4", 1), ("h2", "h4", 2)]'
+check "--pairs: h1 met h2 alone" json_lines_check "$WORK/pairs-0.out" '[p["client"] for p in d["results"]] == ["h2"]'
+printf '1 h1 h2\n1 h2 h3\n' >"$WORK/bad-pairs"
+expect_rc 2 "--pairs: a host twice in one round is a usage error (2)" "$SWEEP" --hosts "h[1-4]" --rank 0 --pairs "$WORK/bad-pairs"
+check "--pairs: the error names the line" grep -q "bad-pairs:2: h2 is in round 1 already (line 1)" "$LAST_ERR"
+
 # --check multicast: three ranks in one group at once, each hearing the
 # others' datagrams; then with h3 never started, whose pairs fail.
 for r in 0 1 2; do
