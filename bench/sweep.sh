@@ -2,6 +2,7 @@
 # under real Slurm: the whole sweep's time divided by the sum of its rounds'
 # slowest pair (the floor for rounds in lockstep; goal: at most 1.2), and
 # the number of rounds against n - 1.
+# bench-hosts: 4
 BIN=$1
 BED=$(cd "$(dirname "${BASH_SOURCE[0]}")/../tests/fabric" && pwd)
 COUNT=${SWEEP_BENCH_COUNT:-200}
