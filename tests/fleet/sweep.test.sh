@@ -58,6 +58,28 @@ expect_rc 0 "report --check multicast: six pairs ok" "$SWEEP" report -j "$WORK/m
 check "report --check multicast: six pairs ok in one round" json_check "$LAST_OUT" \
   'd["summary"]["check"] == "multicast" and d["summary"]["ok"] == 6 and d["summary"]["rounds"] == 1'
 
+# Many ranks on few hosts, as a launcher starts thousands of tasks seconds
+# apart: 64 ranks, 16 a guest, each named in --hosts (srun's task number is
+# its rank) with its guest's address; 63 rounds of 32 pairs, every pair
+# ok, the launch's skew absorbed by the meeting before the first round.
+for i in $(seq 1 64); do printf 'r%02d 10.0.0.%d\n' "$i" $(((i - 1) / 16 + 1)); done >"$FABRIC_OUT/many-addresses"
+t0=$SECONDS
+expect_rc 0 "srun, 64 ranks on four guests: every pair passed" \
+  srun -N4 -n64 --ntasks-per-node=16 -O --label "$SWEEP" --hosts 'r[01-64]' --address-file "$FABRIC_OUT/many-addresses" \
+  -C 5 --timeout 20000 --retests 0 --json=lines
+cp "$LAST_OUT" "$WORK/many.jsonl"
+echo "    | 64 ranks, 63 rounds under srun: $((SECONDS - t0))s"
+expect_rc 0 "report, 64 ranks: 2016 pairs ok" "$SWEEP" report --outlier-factor 1000 -j "$WORK/many.jsonl"
+check "report, 64 ranks: 2016 pairs ok in 63 rounds, one run" json_check "$LAST_OUT" \
+  'd["summary"]["ok"] == 2016 and d["summary"]["rounds"] == 63 and len(d["summary"]["hosts"]) == 64'
+check "64 ranks: every rank came to the start, each says how long it took" python3 - "$WORK/many.jsonl" <<'PY'
+import json, sys
+events = [json.loads(l[l.index("{"):]) for l in open(sys.argv[1]) if '"event":"sweep"' in l]
+assert len(events) == 64, len(events)
+assert all(e["sweep"]["absent"] == [] and e["sweep"]["start_us"] > 0 for e in events)
+assert len({e["sweep"]["run"] for e in events}) == 1 and events[0]["sweep"]["run"].startswith("slurm-")
+PY
+
 # 2. One link delayed (c -> d), one lossy (a -> b): the delayed link is the
 # outlier, the lossy one is not passed as ok.
 delay_link c 10.0.0.4 delay 20ms
