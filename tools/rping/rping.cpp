@@ -5,6 +5,7 @@
 
 #include "fabric/addr.hpp"
 #include "fabric/completion.hpp"
+#include "fabric/meet.hpp"
 #include "fabric/rc.hpp"
 #include "fabric/wait.hpp"
 
@@ -68,21 +69,20 @@ struct client_connection {
 
 std::unique_ptr<client_connection> connect_client(const options& o, fabric::console& con) {
   fabric::rc_target target{o.addr, o.source, o.port, milliseconds(2000)};
-  auto retry_until = deadline::after(milliseconds(o.retry_ms));
-  for (;;) {
-    try {
-      auto until = deadline::after(milliseconds(o.timeout_ms));
-      auto c = std::make_unique<client_connection>(fabric::prepare_rc_client(target, make_config(o), until), o);
-      c->lk.post_recv();
-      fabric::connect_rc(c->conn, until);
-      return c;
-    } catch (const error& e) {
-      bool retryable = e.code() == exit_code::connect_failed || e.code() == exit_code::timeout;
-      if (!retryable || o.retry_ms == 0 || retry_until.expired()) throw;
-      debug(o, con, fmt::format("{}; retrying", e.what()));
-      fabric::wait_readable(-1, deadline::after(milliseconds(200)).min(retry_until));
-    }
-  }
+  // --retry: a server not up yet (refused, or silent) is dialled again.
+  auto retryable = [&](const error& e) {
+    return o.retry_ms > 0 && (e.code() == exit_code::connect_failed || e.code() == exit_code::timeout);
+  };
+  return fabric::dial_until_listening(
+      deadline::after(milliseconds(o.retry_ms)),
+      [&] {
+        auto until = deadline::after(milliseconds(o.timeout_ms));
+        auto c = std::make_unique<client_connection>(fabric::prepare_rc_client(target, make_config(o), until), o);
+        c->lk.post_recv();
+        fabric::connect_rc(c->conn, until);
+        return c;
+      },
+      retryable, [&](const error& e) { debug(o, con, fmt::format("{}; retrying", e.what())); });
 }
 
 void ping_server(const options& o, connection_result& res, fabric::console& con) {

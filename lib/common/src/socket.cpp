@@ -49,7 +49,7 @@ int connect_bounded(int fd, const sockaddr* sa, socklen_t len, const deadline& u
       // The listener's backlog is full. Nothing is in progress (a unix
       // socket does not queue the attempt), so try again shortly.
       if (until.expired()) return EAGAIN;
-      wait_readable(-1, deadline::after(std::chrono::milliseconds(10)).min(until));
+      wait_readable(-1, deadline::after(redial_interval).min(until));
       continue;
     }
     if (errno != EINPROGRESS) return errno;
