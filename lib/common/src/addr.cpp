@@ -127,21 +127,6 @@ resolved_pair resolve_pair(const addr_query& dst, const std::string& src) {
   return pair;
 }
 
-socklen_t sockaddr_length(const sockaddr* sa) noexcept {
-  switch (sa->sa_family) {
-    case AF_INET: return sizeof(sockaddr_in);
-    case AF_INET6: return sizeof(sockaddr_in6);
-    case AF_IB: return sizeof(sockaddr_ib);
-    default: return sizeof(sockaddr_storage);
-  }
-}
-
-sockaddr_storage copy_sockaddr(const sockaddr* sa) {
-  sockaddr_storage ss{};
-  if (sa) std::memcpy(&ss, sa, sockaddr_length(sa));
-  return ss;
-}
-
 sockaddr_storage resolve_ip(const std::string& host, std::chrono::milliseconds timeout) {
   std::string numeric = lookup_host(host, AF_UNSPEC, timeout);
   addrinfo hints{};

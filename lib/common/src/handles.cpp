@@ -1,26 +1,13 @@
 #include "fabric/handles.hpp"
 
-#include <infiniband/ib.h>
+#include "fabric/sockaddr.hpp"
 
-#include <cstring>
 #include <utility>
 
 namespace fabric {
 
-namespace {
-socklen_t sockaddr_size(const sockaddr* sa) noexcept {
-  switch (sa->sa_family) {
-    case AF_INET: return sizeof(sockaddr_in);
-    case AF_INET6: return sizeof(sockaddr_in6);
-    case AF_IB: return sizeof(sockaddr_ib);
-    default: return sizeof(sockaddr_storage);
-  }
-}
-}  // namespace
-
-multicast_membership::multicast_membership(rdma_cm_id* id, const sockaddr* addr) noexcept : id_(id) {
-  std::memcpy(&addr_, addr, sockaddr_size(addr));
-}
+multicast_membership::multicast_membership(rdma_cm_id* id, const sockaddr* addr) noexcept
+    : id_(id), addr_(copy_sockaddr(addr)) {}
 
 multicast_membership::multicast_membership(multicast_membership&& o) noexcept
     : id_(std::exchange(o.id_, nullptr)), addr_(o.addr_) {}

@@ -2,6 +2,7 @@
 /// Address resolution through rdma_getaddrinfo and address formatting.
 
 #include "fabric/handles.hpp"
+#include "fabric/sockaddr.hpp"
 
 #include <sys/socket.h>
 
@@ -48,12 +49,6 @@ struct resolved_pair {
 
 /// Resolves `dst` (with `src` as the local address when non-empty).
 resolved_pair resolve_pair(const addr_query& dst, const std::string& src);
-
-/// Copies a sockaddr into storage (sized by its family).
-sockaddr_storage copy_sockaddr(const sockaddr* sa);
-
-/// Length of a sockaddr by family (AF_INET, AF_INET6, AF_IB).
-socklen_t sockaddr_length(const sockaddr* sa) noexcept;
 
 /// "10.0.0.1", "fd00::1", or a GID for AF_IB; the port is not included.
 std::string format_addr(const sockaddr* sa);

@@ -1,0 +1,31 @@
+#pragma once
+/// Socket addresses of every family the toolkit speaks (IPv4, IPv6 and
+/// InfiniBand's AF_IB), sized and copied by their family: the bottom layer
+/// that handles and addressing share.
+
+#include <infiniband/ib.h>
+#include <sys/socket.h>
+
+#include <cstring>
+
+namespace fabric {
+
+/// Length of a sockaddr by family (AF_INET, AF_INET6, AF_IB; the storage's
+/// whole size for any other).
+inline socklen_t sockaddr_length(const sockaddr* sa) noexcept {
+  switch (sa->sa_family) {
+    case AF_INET: return sizeof(sockaddr_in);
+    case AF_INET6: return sizeof(sockaddr_in6);
+    case AF_IB: return sizeof(sockaddr_ib);
+    default: return sizeof(sockaddr_storage);
+  }
+}
+
+/// Copies a sockaddr into storage (sized by its family); zeros for none.
+inline sockaddr_storage copy_sockaddr(const sockaddr* sa) noexcept {
+  sockaddr_storage ss{};
+  if (sa) std::memcpy(&ss, sa, sockaddr_length(sa));
+  return ss;
+}
+
+}  // namespace fabric
