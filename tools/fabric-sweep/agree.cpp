@@ -157,7 +157,7 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
     p.heard = true;
   }
   agreement a;
-  a.retest = outliers(all, opt.outlier_factor, a.fleet);
+  a.retest = outliers(all, opt.verdict.outlier_factor, a.fleet);
   a.ranks_heard = static_cast<int>(heard.size()) + 1;
   auto line = agreement_line(a);
   auto answer_by = deadline::after(std::chrono::milliseconds(std::min(opt.run.timeout_ms, 2000)));
