@@ -155,6 +155,98 @@ assert sum("failed" in t for t in titles) == 2 and sum("slow" in t for t in titl
 assert any("<script>alert(1)</script>" in t for t in titles), titles
 PY
 
+# fabric-sweep report's command line: inputs that cannot be read, numbers
+# that are not finite, options of another mode, each a usage error (2) on
+# one line; the files it writes; Ctrl-C while it reads.
+LINES=$SRC/bench/sweep-lines
+mkdir -m 700 "$WORK/out-dir"
+run fabric-sweep report "$WORK/out-dir"
+check "fabric-sweep report DIRECTORY: exit 2, one error line" \
+  test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep "a directory" "$WORK/err")"
+run fabric-sweep report "$WORK/no-such-file"
+check "fabric-sweep report MISSING: exit 2, one error line" \
+  test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep 'cannot read it' "$WORK/err")"
+for bad in "--outlier-factor nan report" "report --outlier-factor inf" "report --bw-fraction nan" "--expect-gbps -inf report"; do
+  # shellcheck disable=SC2086
+  run fabric-sweep $bad "$WORK/sweep.jsonl"
+  check "fabric-sweep $bad: a usage error (2)" test "$rc" -eq 2
+done
+for bad in "report --hosts a,b" "--rank 1 report" "report --retests 2" "health --hosts a,b" "health --retests 2" \
+  "health --repeat 3" "health --check ud" "health --group 239.1.1.1" "health --rank 0"; do
+  # shellcheck disable=SC2086
+  run fabric-sweep $bad
+  opt=$(sed 's/.*\(--[a-z-]*\).*/\1/' <<<"$bad")
+  check "fabric-sweep $bad: a usage error naming $opt" test "$rc" -eq 2 -a -n "$(grep -e "$opt: not an option" "$WORK/err")"
+done
+"$LINES" 12 --slow node0003 --dead node0009 --lossy node0001,node0002 -o "$WORK/twelve.jsonl"
+run fabric-sweep report --csv "$WORK/page/pairs.csv" --outliers "$WORK/page/again.txt" \
+  --prometheus "$WORK/page/$(printf 'p%.0s' $(seq 245)).prom" -j "$WORK/twelve.jsonl"
+check "fabric-sweep report -j of 12 hosts: exit 1, a valid document" valid_document
+check "fabric-sweep report -j: a slow host, a dead one, a lossy pair" \
+  doc 'd["summary"]["slow"] == 10 and d["summary"]["failed"] == 12 and d["summary"]["run"] == "run-1" and not d["summary"]["notes"][:-1]'
+check "fabric-sweep report --csv: a header and a row per pair" test "$(wc -l <"$WORK/page/pairs.csv")" -eq 67
+check "fabric-sweep report --outliers: 22 pairs, no host twice in a round" /usr/bin/python3 - "$WORK/page/again.txt" <<'PY'
+import collections, sys
+rows = [l.split() for l in open(sys.argv[1]) if not l.startswith("#")]
+assert len(rows) == 22 and all(len(r) == 3 and int(r[0]) >= 1 for r in rows), rows
+busy = collections.defaultdict(list)
+for r, a, b in rows:
+    busy[r] += [a, b]
+assert all(len(v) == len(set(v)) for v in busy.values()), busy
+PY
+check "fabric-sweep report --prometheus: a name of 250 bytes is written" test -s "$WORK/page/$(printf 'p%.0s' $(seq 245)).prom"
+# Ctrl-C while the report waits for more input: 130 within a second, no file.
+mkdir -m 700 "$WORK/int"
+mkfifo "$WORK/fifo"
+(cat "$WORK/twelve.jsonl"; sleep 20) >"$WORK/fifo" &
+feeder=$!
+"$BIN/fabric-sweep" report --html "$WORK/int/page.html" --csv "$WORK/int/pairs.csv" "$WORK/fifo" >/dev/null 2>&1 &
+reporter=$!
+sleep 1
+t0=$(date +%s%N)
+kill -INT "$reporter"
+rc=0
+wait "$reporter" || rc=$?
+took=$((($(date +%s%N) - t0) / 1000000))
+kill "$feeder" 2>/dev/null
+wait "$feeder" 2>/dev/null
+check "fabric-sweep report, SIGINT while reading: exit 130 within a second (${took} ms)" test "$rc" -eq 130 -a "$took" -lt 1000
+check "fabric-sweep report, SIGINT: no file written, none half-written" test -z "$(ls -A "$WORK/int")"
+
+# The page in a real browser (headless Chromium): the overview of 150 hosts
+# renders without a console error, with its groups and the bad pairs'
+# table; a screenshot of a small page stays in the build tree.
+ART=$BIN/../test-artifacts
+mkdir -p "$ART"
+"$LINES" 150 --slow node0007 --dead node0100 -o "$WORK/big.jsonl"
+run fabric-sweep report --html "$WORK/page/big.html" "$WORK/big.jsonl"
+check "fabric-sweep report --html of 150 hosts: the page written" test "$rc" -eq 1 -a -s "$WORK/page/big.html"
+"$LINES" 6 --slow node0003 -o "$WORK/six.jsonl"
+run fabric-sweep report --html "$WORK/page/six.html" "$WORK/six.jsonl"
+chrome() {
+  local profile
+  profile=$(mktemp -d "$WORK/chrome.XXXXXX")
+  timeout -k 5 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --disable-background-networking \
+    --disable-component-update --disable-sync --user-data-dir="$profile" --enable-logging=stderr --v=0 "$@"
+}
+if command -v chromium >/dev/null; then
+  chrome --dump-dom "file://$WORK/page/big.html" >"$WORK/big.dom" 2>"$WORK/big.log"
+  check "Chromium: the 150-host page renders with no console error" test -s "$WORK/big.dom" -a -z "$(grep ':CONSOLE' "$WORK/big.log")"
+  check "Chromium: the overview, the filter and a row per bad pair" /usr/bin/python3 - "$WORK/big.dom" <<'PY'
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+assert 'id="overview"' in dom and 'id="filter"' in dom, "no overview"
+assert len(re.findall(r"<rect", dom)) == 2 * 30 * 31 // 2 - 30, len(re.findall(r"<rect", dom))
+rows = re.findall(r"<tr><td>", dom)
+assert len(rows) == 149 + 148, len(rows)
+assert not re.search(r'(src|href)="(https?:)?//', dom)
+PY
+  chrome --screenshot="$ART/fabric-sweep-report.png" --window-size=900,760 "file://$WORK/page/six.html" >/dev/null 2>"$WORK/six.log"
+  check "Chromium: a screenshot of the small page, no console error" test -s "$ART/fabric-sweep-report.png" -a -z "$(grep ':CONSOLE' "$WORK/six.log")"
+else
+  fail "Chromium is not installed (scripts/install-deps)"
+fi
+
 # The schemas are themselves valid, and every man page lists the fields its
 # tool's schema declares.
 check "man pages and schemas agree" "$SRC/tests/json/man_agrees" "$SRC/schemas" "$SRC/man" "${TOOLS[@]}"

@@ -35,7 +35,7 @@ expect_rc 0 "report: every pair passed" "$SWEEP" report --outlier-factor 1000 --
 check "report: six pairs, all ok, a valid document" json_check "$LAST_OUT" \
   'd["summary"]["ok"] == 6 and d["summary"]["pairs"] == 6 and all(r["latency"]["p50_us"] > 0 for r in d["results"])'
 check "report: the heat map is a page with an SVG" grep -q "<svg" "$WORK/all.html"
-expect_rc 0 "report --prometheus: the matrix as gauges" "$SWEEP" report --outlier-factor 1000 \
+expect_rc 0 "report --prometheus: the matrix as gauges" "$SWEEP" report --outlier-factor 1000 --prometheus-pairs \
   --prometheus "$WORK/prom/sweep.prom" "$WORK/all.jsonl"
 check "report --prometheus: every pair's p50, no bad pair" /usr/bin/python3 - "$WORK/prom/sweep.prom" <<'PY'
 import re, sys

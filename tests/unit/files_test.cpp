@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,6 +64,14 @@ TEST_F(files, a_new_file_gets_its_text_and_mode) {
   fabric::write_file_atomically(p, "one\n");
   EXPECT_EQ(read(p), "one\n");
   EXPECT_EQ(mode_of(p) & ~0022u, 0644u & ~0022u);
+  EXPECT_EQ(entries(), 1u);
+}
+
+TEST_F(files, a_name_of_name_max_bytes_is_written) {
+  // The temporary file's name must not be longer than the target's.
+  auto p = dir_ / (std::string(NAME_MAX - 5, 'p') + ".prom");
+  fabric::write_file_atomically(p, "fabric_health_ok 1\n");
+  EXPECT_EQ(read(p), "fabric_health_ok 1\n");
   EXPECT_EQ(entries(), 1u);
 }
 

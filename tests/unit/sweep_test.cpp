@@ -1,6 +1,6 @@
 // fabric-sweep's logic: the round schedule, where a process stands, the
 // address rule, and the merged report.
-#include "sweep.hpp"
+#include "sweep_report.hpp"
 
 #include "fabric/error.hpp"
 
@@ -11,6 +11,9 @@
 #include <sstream>
 
 namespace {
+
+/// The verdicts of the tests written for a factor of 3.
+const sweep::verdict_options factor3{3.0, 0.93, std::nullopt};
 
 TEST(sweep_schedule, every_pair_meets_once_and_nobody_twice_a_round) {
   for (int n = 2; n <= 17; ++n) {
@@ -97,12 +100,12 @@ TEST(sweep_report, merges_prefixed_lines_names_the_slow_and_the_missing) {
       pair_line("", "n2", "n5", false, 0),
       "garbage that is not JSON",
   };
-  auto m = sweep::merge(lines, 3.0);
+  auto m = sweep::merge(lines, factor3);
   ASSERT_EQ(m.hosts.size(), 5u);
   EXPECT_EQ(m.pairs.size(), 10u);
-  EXPECT_EQ(m.count("slow"), 1u);
-  EXPECT_EQ(m.count("failed"), 2u);
-  EXPECT_EQ(m.count("missing"), 2u);  // n3-n5, n4-n5
+  EXPECT_EQ(m.count(sweep::pair_state::slow), 1u);
+  EXPECT_EQ(m.count(sweep::pair_state::failed), 2u);
+  EXPECT_EQ(m.count(sweep::pair_state::missing), 2u);  // n3-n5, n4-n5
   EXPECT_EQ(m.worst.front().first, "n5");
   EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::test_failed);
   auto table = sweep::format_matrix(m);
@@ -115,10 +118,10 @@ TEST(sweep_report, merges_prefixed_lines_names_the_slow_and_the_missing) {
 
 TEST(sweep_report, all_ok_passes_and_host_names_are_escaped) {
   std::vector<std::string> lines{pair_line("", "a<b>", "c", true, 10)};
-  auto m = sweep::merge(lines, 3.0);
+  auto m = sweep::merge(lines, factor3);
   EXPECT_TRUE(sweep::judge(m).ok());
   EXPECT_EQ(sweep::html_page(m).find("<b>"), std::string::npos);
-  EXPECT_FALSE(sweep::judge(sweep::merge({}, 3.0)).ok());
+  EXPECT_FALSE(sweep::judge(sweep::merge({}, factor3)).ok());
 }
 
 }  // namespace
@@ -131,8 +134,8 @@ TEST(sweep_report, long_lines_split_by_srun_are_joined_again) {
   std::vector<std::string> lines{"0: " + line.substr(0, cut), "1: " + pair_line("", "n1", "n3", true, 21),
                                  "0: " + line.substr(cut, cut), "0: " + line.substr(2 * cut),
                                  "2: {\"never\": \"ends", "2: " + pair_line("", "n2", "n3", true, 22)};
-  auto m = sweep::merge(lines, 3.0);
-  EXPECT_EQ(m.count("ok"), 3u);
+  auto m = sweep::merge(lines, factor3);
+  EXPECT_EQ(m.count(sweep::pair_state::ok), 3u);
   EXPECT_EQ(m.notes.size(), 1u) << "the piece that never ended";
 }
 
@@ -157,17 +160,27 @@ TEST(sweep_schedule, ports_of_a_big_fleet_stay_in_range_and_apart) {
   EXPECT_LT(sweep::port_cycle(65000, 2000), 6);
 }
 
+/// A latency check's outliers by the factor, and the fleet's spread.
+std::vector<sweep::rank_pair> latency_outliers(const std::vector<sweep::measurement>& all, double factor, sweep::spread& fleet) {
+  sweep::verdict_options o;
+  o.outlier_factor = factor;
+  sweep::fleet_bar bar;
+  auto out = sweep::outliers(sweep::check::ping, all, o, bar);
+  fleet = bar.fleet;
+  return out;
+}
+
 TEST(sweep_outliers, median_and_mad_name_only_the_far_pair) {
   std::vector<sweep::measurement> all{{{0, 1}, 20}, {{0, 2}, 21}, {{1, 2}, 19}, {{0, 3}, 22}, {{1, 3}, 20}, {{2, 3}, 200}};
   sweep::spread fleet;
-  EXPECT_EQ(sweep::outliers(all, 3.0, fleet), (std::vector<sweep::rank_pair>{{2, 3}}));
+  EXPECT_EQ(latency_outliers(all, 3.0, fleet), (std::vector<sweep::rank_pair>{{2, 3}}));
   EXPECT_DOUBLE_EQ(fleet.median, 20.5);
   EXPECT_EQ(fleet.samples, 6u);
   // Noise is not an outlier: a wide spread keeps a pair at 3x the median in.
   std::vector<sweep::measurement> noisy{{{0, 1}, 10}, {{0, 2}, 40}, {{1, 2}, 20}, {{0, 3}, 60}};
-  EXPECT_TRUE(sweep::outliers(noisy, 2.0, fleet).empty());
+  EXPECT_TRUE(latency_outliers(noisy, 2.0, fleet).empty());
   // Two pairs are no fleet.
-  EXPECT_TRUE(sweep::outliers({{{0, 1}, 10}, {{0, 2}, 1000}}, 3.0, fleet).empty());
+  EXPECT_TRUE(latency_outliers({{{0, 1}, 10}, {{0, 2}, 1000}}, 3.0, fleet).empty());
 }
 
 TEST(sweep_outliers, retest_rounds_keep_every_host_to_one_peer) {
@@ -194,11 +207,11 @@ TEST(sweep_outliers, the_agreement_lines_read_back_and_lies_are_refused) {
   EXPECT_EQ(got->second.size(), 2u);
   EXPECT_FALSE(sweep::read_measurements(line, 3, 7)) << "rank 3 of 3 hosts";
   EXPECT_FALSE(sweep::read_measurements(line, 4, 8)) << "a rank of an earlier sweep";
-  for (const char* lie : {"", "{", "[]", "\xff\xfe", R"({"rank":1,"sweep":0})", R"({"rank":-1,"sweep":0,"p50_us":[]})",
-                          R"({"rank":1,"sweep":0,"p50_us":[[0,2,5]]})",  // another client's pair
-                          R"({"rank":1,"sweep":0,"p50_us":[[1,1,5]]})", R"({"rank":1,"sweep":0,"p50_us":[[0,1,-5]]})",
-                          R"({"rank":1,"sweep":0,"p50_us":[[0,1,"5"]]})", R"({"rank":1.5,"sweep":0,"p50_us":[]})",
-                          R"({"rank":1,"sweep":0,"p50_us":[[0,1,1e400]]})", R"({"rank":1,"p50_us":[]})"})
+  for (const char* lie : {"", "{", "[]", "\xff\xfe", R"({"rank":1,"sweep":0})", R"({"rank":-1,"sweep":0,"figures":[]})",
+                          R"({"rank":1,"sweep":0,"figures":[[0,2,5]]})",  // another client's pair
+                          R"({"rank":1,"sweep":0,"figures":[[1,1,5]]})", R"({"rank":1,"sweep":0,"figures":[[0,1,-5]]})",
+                          R"({"rank":1,"sweep":0,"figures":[[0,1,"5"]]})", R"({"rank":1.5,"sweep":0,"figures":[]})",
+                          R"({"rank":1,"sweep":0,"figures":[[0,1,1e400]]})", R"({"rank":1,"figures":[]})"})
     EXPECT_FALSE(sweep::read_measurements(lie, 4, 0)) << lie;
 
   sweep::agreement a;
@@ -229,16 +242,16 @@ TEST(sweep_report, a_retest_that_passes_clears_the_pair_and_one_still_slow_stays
       meeting_line("n3", "n4", 4, true, true, 190),  // the delayed link again
       meeting_line("n2", "n4", 4, true, true, 22),   // a passing hiccup
   };
-  auto m = sweep::merge(lines, 3.0);
+  auto m = sweep::merge(lines, factor3);
   ASSERT_EQ(m.pairs.size(), 6u);
   auto pair = [&](const std::string& a, const std::string& b) {
-    return *std::find_if(m.pairs.begin(), m.pairs.end(), [&](const auto& p) { return p.a == a && p.b == b; });
+    return *std::find_if(m.pairs.begin(), m.pairs.end(), [&](const auto& p) { return m.hosts[p.a] == a && m.hosts[p.b] == b; });
   };
-  EXPECT_EQ(pair("n3", "n4").state, "slow");
+  EXPECT_EQ(pair("n3", "n4").state, sweep::pair_state::slow);
   EXPECT_EQ(pair("n3", "n4").retests, 1);
   EXPECT_DOUBLE_EQ(*pair("n3", "n4").first_p50_us, 200);
-  EXPECT_EQ(pair("n2", "n4").state, "ok");
-  EXPECT_DOUBLE_EQ(pair("n2", "n4").latency->p50, 22);
+  EXPECT_EQ(pair("n2", "n4").state, sweep::pair_state::ok);
+  EXPECT_DOUBLE_EQ(pair("n2", "n4").latency()->p50, 22);
   EXPECT_EQ(pair("n1", "n2").retests, 0);
   EXPECT_FALSE(pair("n1", "n2").first_p50_us);
   EXPECT_EQ(m.rounds, 4) << "the re-test round is a round";
@@ -249,11 +262,12 @@ TEST(sweep_report, a_retest_that_passes_clears_the_pair_and_one_still_slow_stays
   // Failing every re-test fails the pair.
   lines.push_back(meeting_line("n3", "n4", 4, true, false, 0));
   lines[6] = meeting_line("n3", "n4", 5, true, false, 0);
-  auto worse = sweep::merge(lines, 3.0);
-  auto p = *std::find_if(worse.pairs.begin(), worse.pairs.end(), [](const auto& x) { return x.a == "n3" && x.b == "n4"; });
-  EXPECT_EQ(p.state, "failed");
+  auto worse = sweep::merge(lines, factor3);
+  auto p = *std::find_if(worse.pairs.begin(), worse.pairs.end(),
+                         [&](const auto& x) { return worse.hosts[x.a] == "n3" && worse.hosts[x.b] == "n4"; });
+  EXPECT_EQ(p.state, sweep::pair_state::failed);
   EXPECT_EQ(p.retests, 2);
-  EXPECT_EQ(p.error.rfind("every re-test failed", 0), 0u) << p.error;
+  EXPECT_EQ(worse.error_of(p).rfind("every re-test failed", 0), 0u) << worse.error_of(p);
 }
 
 }  // namespace
@@ -305,7 +319,7 @@ TEST(sweep_prometheus, the_well_formed_check_refuses_what_is_not_a_sample) {
 TEST(sweep_prometheus, the_report_as_gauges_with_hostile_host_names_escaped) {
   std::vector<std::string> lines{pair_line("", "n1", "n\"2\\", true, 20), pair_line("", "n1", "n3\u00e9\n", true, 21),
                                  pair_line("", "n\"2\\", "n3\u00e9\n", false, 0)};
-  auto text = sweep::prometheus_text(sweep::merge(lines, 3.0));
+  auto text = sweep::prometheus_text(sweep::merge(lines, factor3), true);
   EXPECT_TRUE(exposition_is_well_formed(text)) << text;
   EXPECT_NE(text.find(R"(fabric_sweep_pair_p50_seconds{check="ping",a="n1",b="n\"2\\"} 2e-05)"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(fabric_sweep_pairs{state="failed"} 1)"), std::string::npos);
@@ -344,12 +358,12 @@ TEST(sweep_report, with_repeat_a_pair_is_its_latest_sweep) {
       in_sweep(meeting_line("n1", "n2", 1, false, false, 0), 1), in_sweep(meeting_line("n1", "n2", 1, false, true, 20), 2),
       in_sweep(meeting_line("n1", "n3", 2, false, true, 21), 1), in_sweep(meeting_line("n2", "n3", 3, false, true, 19), 1),
       in_sweep(meeting_line("n2", "n3", 3, false, false, 0), 2)};
-  auto m = sweep::merge(lines, 3.0);
+  auto m = sweep::merge(lines, factor3);
   ASSERT_EQ(m.pairs.size(), 3u);
-  EXPECT_EQ(m.pairs[0].state, "ok") << "n1-n2 failed in sweep 1, passed in sweep 2";
+  EXPECT_EQ(m.pairs[0].state, sweep::pair_state::ok) << "n1-n2 failed in sweep 1, passed in sweep 2";
   EXPECT_EQ(m.pairs[0].sweep, 2);
   EXPECT_EQ(m.pairs[1].sweep, 1) << "n1-n3 not met again yet";
-  EXPECT_EQ(m.pairs[2].state, "failed");
+  EXPECT_EQ(m.pairs[2].state, sweep::pair_state::failed);
   EXPECT_EQ(m.rounds, 2) << "the latest sweep's rounds";
 }
 
@@ -375,16 +389,16 @@ TEST(sweep_report, one_check_a_matrix_the_first_lines_or_the_one_asked_for) {
                                  of_check(meeting_line("n1", "n2", 1, false, true, 20), "ud"),
                                  of_check(meeting_line("n1", "n2", 1, false, false, 0), "ping"),
                                  meeting_line("n1", "n3", 1, false, true, 25)};  // no check: an RC ping's line
-  auto first = sweep::merge(lines, 3.0);
+  auto first = sweep::merge(lines, factor3);
   EXPECT_EQ(first.check, sweep::check::connect);
   ASSERT_EQ(first.pairs.size(), 1u) << "only connect's hosts";
-  EXPECT_DOUBLE_EQ(first.pairs[0].latency->p50, 900);
+  EXPECT_DOUBLE_EQ(first.pairs[0].latency()->p50, 900);
   EXPECT_TRUE(std::any_of(first.notes.begin(), first.notes.end(),
                           [](const std::string& n) { return n.find("3 pair lines of other checks") != std::string::npos; }));
-  auto ping = sweep::merge(lines, 3.0, sweep::check::ping);
+  auto ping = sweep::merge(lines, factor3, sweep::check::ping);
   ASSERT_EQ(ping.pairs.size(), 3u) << "n1-n2, n1-n3 and the pair of hosts never met";
-  EXPECT_EQ(ping.pairs[0].state, "failed");
-  EXPECT_EQ(ping.pairs[1].state, "ok");
+  EXPECT_EQ(ping.pairs[0].state, sweep::pair_state::failed);
+  EXPECT_EQ(ping.pairs[1].state, sweep::pair_state::ok);
   EXPECT_NE(sweep::format_matrix(first).find("p50 connection setup time"), std::string::npos);
 }
 

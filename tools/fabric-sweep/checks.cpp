@@ -68,6 +68,13 @@ std::optional<int> pair_count(const run_options& r) {
   return std::nullopt;
 }
 
+std::optional<double> lower_gbps(const pair_result& p) {
+  std::optional<double> low;
+  for (const auto& way : {p.client_to_server, p.server_to_client})
+    if (way) low = std::min(low.value_or(way->gbps()), way->gbps());
+  return low;
+}
+
 int pair_size(const run_options& r) { return r.size.value_or(r.check == check::bw ? 1 << 20 : 64); }
 
 std::optional<int> pair_duration(const run_options& r) {

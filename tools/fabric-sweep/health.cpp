@@ -95,8 +95,9 @@ fabric::verdict judge(const health_report& rep) {
 
 }  // namespace
 
-fabric::verdict health(const options& opt, health_report& rep, fabric::console& con) {
-  con.set_role("health");
+namespace {
+
+fabric::verdict check_host(const options& opt, health_report& rep, fabric::console& con) {
   auto host = fabric::host_name();
   rep.address = addresses(opt.run, {host}).front();
   rep.ports = fabric::all_ports();
@@ -108,9 +109,25 @@ fabric::verdict health(const options& opt, health_report& rep, fabric::console& 
       con.line(fmt::format("self-connection {}:{}: {} pings, rtt min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us",
                            rep.address, s.port, s.pings, s.latency->min, s.latency->p50, s.latency->p99, s.latency->max));
   }
-  auto v = judge(rep);
-  if (!opt.report.prometheus.empty()) fabric::write_file_atomically(opt.report.prometheus, prometheus_text(rep, v));
-  return v;
+  return judge(rep);
+}
+
+}  // namespace
+
+fabric::verdict health(const options& opt, health_report& rep, fabric::console& con) {
+  con.set_role("health");
+  try {
+    auto v = check_host(opt, rep, con);
+    if (!opt.report.prometheus.empty()) fabric::write_file_atomically(opt.report.prometheus, prometheus_text(rep, v));
+    return v;
+  } catch (...) {
+    // A check that could not finish is no sign of health: the old file
+    // must not go on saying healthy.
+    if (!opt.report.prometheus.empty())
+      fabric::write_file_atomically(opt.report.prometheus,
+                                    prometheus_text(rep, {fabric::exit_code::test_failed, "the check did not finish"}));
+    throw;
+  }
 }
 
 void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {

@@ -1,6 +1,14 @@
-// The report as a self-contained HTML page: an SVG heat map of the matrix.
-#include "sweep.hpp"
+// The report as a self-contained HTML page. Up to page_cells_up_to hosts
+// an SVG heat map with a cell per ordered pair (its value written in it
+// while cells are wide enough); above that an overview of groups of hosts
+// (a switch's, a name prefix's), each block coloured by its worst pair,
+// and the bad pairs in a table with a filter. No network fetches; the one
+// script is inline, and the small page has none.
+#include "sweep_report.hpp"
 
+#include "fabric/wait.hpp"
+
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,70 +35,295 @@ std::string escape(std::string_view text) {
   return out;
 }
 
-/// Green at the fleet's median, through yellow, to red at `factor` times it.
-std::string heat(double p50, double median, double factor) {
-  double t = median > 0 ? std::clamp((p50 / median - 1) / std::max(factor - 1, 0.01), 0.0, 1.0) : 0;
+/// Badness from 0 (the fleet's middle or best) to 1 (at the bar or past it).
+double badness(const matrix& m, double figure) {
+  if (measures_bandwidth(m.check)) {
+    auto best = m.bar.best_gbps.value_or(figure);
+    auto bar = m.bar.bar_gbps().value_or(best * 0.93);
+    if (best <= bar) return figure < bar ? 1.0 : 0.0;
+    return std::clamp((best - figure) / (best - bar), 0.0, 1.0);
+  }
+  auto median = m.bar.fleet.median;
+  if (median <= 0) return 0;
+  return std::clamp((figure / median - 1) / std::max(m.bar.outlier_factor - 1, 0.01), 0.0, 1.0);
+}
+
+/// Green through yellow to red, continuously.
+std::string heat(double t) {
   int r = static_cast<int>(std::lround(t < 0.5 ? 60 + 390 * t : 255));
   int g = static_cast<int>(std::lround(t < 0.5 ? 180 : 180 - 300 * (t - 0.5)));
   return fmt::format("rgb({},{},60)", std::clamp(r, 0, 255), std::clamp(g, 0, 255));
 }
 
-}  // namespace
+constexpr std::string_view failed_fill = "#222", missing_fill = "#bbb";
 
-std::string html_page(const matrix& m) {
-  constexpr int cell = 36, label = 140;
-  int n = static_cast<int>(m.hosts.size());
-  int size = label + n * cell + 10;
-  std::string svg = fmt::format(R"x(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{0}" font-family="sans-serif" font-size="11">)x", size);
-  for (int i = 0; i < n; ++i) {
-    auto h = escape(m.hosts[static_cast<std::size_t>(i)]);
-    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{}</text>)x", label - 6, label + i * cell + cell / 2 + 4, h);
-    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", label + i * cell + cell / 2, label - 6, h);
+/// A figure as the page writes it.
+std::string figure_text(const matrix& m, double f) {
+  return measures_bandwidth(m.check) ? fmt::format("{:.1f} Gb/s", f) : fmt::format("{:.1f} &#xb5;s", f);
+}
+
+/// The figure of the cell in row `row`: a direction of a bw pair, else the pair's.
+std::optional<double> cell_figure(const matrix& m, const merged_pair& p, std::size_t row) {
+  if (!measures_bandwidth(m.check)) return p.figure();
+  auto d = row == p.a ? p.a_to_b() : p.b_to_a();
+  return d ? std::optional(d->gbps) : std::nullopt;
+}
+
+std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double> f) {
+  if (p.state == pair_state::failed) return std::string(failed_fill);
+  if (p.state == pair_state::missing) return std::string(missing_fill);
+  if (!f) return heat(p.state == pair_state::slow ? 1.0 : 0.0);
+  return heat(badness(m, *f));
+}
+
+std::string pair_title(const matrix& m, const merged_pair& p) {
+  std::string t = fmt::format("{} &#x2194; {}: {}", escape(m.hosts[p.a]), escape(m.hosts[p.b]), state_name(p.state));
+  if (const auto* l = p.latency()) t += fmt::format(", p50 {:.1f} &#xb5;s, p99 {:.1f} &#xb5;s", l->p50, l->p99);
+  if (auto d = p.a_to_b()) t += fmt::format(", {} to {} {:.1f} Gb/s", escape(m.hosts[p.a]), escape(m.hosts[p.b]), d->gbps);
+  if (auto d = p.b_to_a()) t += fmt::format(", {} to {} {:.1f} Gb/s", escape(m.hosts[p.b]), escape(m.hosts[p.a]), d->gbps);
+  if (p.state == pair_state::failed) t += ": " + escape(m.error_of(p));
+  if (p.first_p50_us) t += fmt::format(" (re-tested; first p50 {:.1f} &#xb5;s)", *p.first_p50_us);
+  return t;
+}
+
+/// Every ordered pair's cell.
+std::string cells_svg(const matrix& m) {
+  auto n = m.hosts.size();
+  bool values = n <= 32;
+  int cell = values ? 44 : n <= 60 ? 14 : 9;
+  constexpr int label = 140;
+  int size = label + static_cast<int>(n) * cell + 10;
+  std::string svg = fmt::format(
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="heatmap" width="{0}" height="{0}" font-family="sans-serif" font-size="{1}">)x", size,
+      values ? 11 : 8);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto h = escape(m.hosts[i]);
+    int at = label + static_cast<int>(i) * cell + cell / 2;
+    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{}</text>)x", label - 6, at + 4, h);
+    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, h);
   }
-  auto index = [&](const std::string& h) {
-    return static_cast<int>(std::find(m.hosts.begin(), m.hosts.end(), h) - m.hosts.begin());
-  };
-  for (const auto& p : m.pairs) {
-    int a = index(p.a), b = index(p.b);
-    std::string fill = p.state == "failed" ? "#222" : p.state == "missing" ? "#bbb"
-                       : p.latency         ? heat(p.latency->p50, m.median_p50_us, 3.0)
-                                           : "rgb(60,180,60)";
-    std::string mark = p.state == "failed" ? "&#x2715;" : p.state == "missing" ? "?" : p.state == "slow" ? "!" : "";
-    std::string title = fmt::format("{} &#x2194; {}: {}{}{}", escape(p.a), escape(p.b), p.state,
-                                    p.latency ? fmt::format(", p50 {:.1f} us, p99 {:.1f} us", p.latency->p50, p.latency->p99)
-                                    : p.state == "failed" ? ": " + escape(p.error)
-                                                          : "",
-                                    p.first_p50_us ? fmt::format(" (re-tested; first p50 {:.1f} us)", *p.first_p50_us) : "");
-    for (auto [x, y] : {std::pair{a, b}, std::pair{b, a}}) {
-      svg += fmt::format(R"x(<g><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff"/>)x", title,
-                         label + x * cell, label + y * cell, cell, cell, fill);
+  for (std::size_t row = 0; row < n; ++row)
+    for (std::size_t col = 0; col < n; ++col) {
+      if (row == col) continue;
+      const auto& p = m.pair_of(row, col);
+      auto f = cell_figure(m, p, row);
+      int x = label + static_cast<int>(col) * cell, y = label + static_cast<int>(row) * cell;
+      svg += fmt::format(R"x(<g><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff"/>)x",
+                         pair_title(m, p), x, y, cell, cell, fill_of(m, p, f));
+      std::string mark = p.state == pair_state::failed ? "&#x2715;" : p.state == pair_state::missing ? "?" : "";
+      if (values && mark.empty() && f)
+        mark = fmt::format("{:.{}f}{}", *f, *f < 100 ? 1 : 0, p.state == pair_state::slow ? "!" : "");
+      else if (mark.empty() && p.state == pair_state::slow)
+        mark = "!";
       if (!mark.empty())
-        svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="#fff" font-size="14">{}</text>)x",
-                           label + x * cell + cell / 2, label + y * cell + cell / 2 + 5, mark);
+        svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="#fff" font-size="{}">{}</text>)x", x + cell / 2,
+                           y + cell / 2 + 4, values ? 11 : cell - 2, mark);
       svg += "</g>";
     }
-  }
-  svg += "</svg>";
+  return svg + "</svg>";
+}
 
+/// How bad a block's worst pair is: the order of states, then the figure.
+double rank_of(const matrix& m, const merged_pair& p) {
+  switch (p.state) {
+    case pair_state::failed: return 4;
+    case pair_state::missing: return 3;
+    case pair_state::slow: return 2 + (p.figure() ? badness(m, *p.figure()) : 0) * 0.5;
+    default: return p.figure() ? badness(m, *p.figure()) : 0;
+  }
+}
+
+std::string overview_svg(const matrix& m, const std::vector<host_group>& groups) {
+  auto g = groups.size();
+  int cell = g <= 16 ? 40 : g <= 40 ? 20 : 12;
+  constexpr int label = 160;
+  int size = label + static_cast<int>(g) * cell + 10;
+  std::string svg = fmt::format(
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="overview" width="{0}" height="{0}" font-family="sans-serif" font-size="11">)x", size);
+  for (std::size_t i = 0; i < g; ++i) {
+    auto name = escape(groups[i].name);
+    int at = label + static_cast<int>(i) * cell + cell / 2;
+    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{} ({})</text>)x", label - 6, at + 4, name, groups[i].hosts.size());
+    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, name);
+  }
+  for (std::size_t x = 0; x < g; ++x) {
+    fabric::throw_if_interrupted();
+    for (std::size_t y = x; y < g; ++y) {
+      const merged_pair* worst = nullptr;
+      double worst_rank = -1;
+      std::size_t pairs = 0, bad = 0;
+      for (auto a : groups[x].hosts)
+        for (auto b : groups[y].hosts) {
+          if (a == b || (x == y && a > b)) continue;
+          const auto& p = m.pair_of(a, b);
+          ++pairs;
+          if (p.state != pair_state::ok) ++bad;
+          if (auto r = rank_of(m, p); r > worst_rank) {
+            worst_rank = r;
+            worst = &p;
+          }
+        }
+      if (!worst) continue;
+      auto title = fmt::format("{} &#xd7; {}: {} pairs, {} bad; worst: {}", escape(groups[x].name), escape(groups[y].name),
+                               pairs, bad, pair_title(m, *worst));
+      auto fill = fill_of(m, *worst, worst->figure());
+      for (auto [col, row] : {std::pair{x, y}, std::pair{y, x}}) {
+        int px = label + static_cast<int>(col) * cell, py = label + static_cast<int>(row) * cell;
+        svg += fmt::format(R"x(<g><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff"/>)x", title,
+                           px, py, cell, cell, fill);
+        if (bad > 0 && cell >= 20)
+          svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="#fff">{}</text>)x", px + cell / 2, py + cell / 2 + 4, bad);
+        svg += "</g>";
+        if (x == y) break;
+      }
+    }
+  }
+  return svg + "</svg>";
+}
+
+/// The rows of the bad pairs' table, at most `most`.
+std::string bad_rows(const matrix& m, std::size_t most, std::size_t& shown) {
+  std::string rows;
+  shown = 0;
+  for (const auto& p : m.pairs) {
+    if (p.state == pair_state::ok) continue;
+    if (shown == most) break;
+    ++shown;
+    auto f = p.figure();
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(m.hosts[p.a]),
+                        escape(m.hosts[p.b]), state_name(p.state), f ? figure_text(m, *f) : std::string(),
+                        escape(p.state == pair_state::failed ? m.error_of(p) : std::string()));
+  }
+  return rows;
+}
+
+constexpr std::string_view filter_script = R"x(<script>
+(function () {
+  var box = document.getElementById("filter"), rows = document.querySelectorAll("#bad tbody tr");
+  var count = document.getElementById("shown");
+  box.addEventListener("input", function () {
+    var words = box.value.toLowerCase().split(/\s+/).filter(function (w) { return w.length > 0; }), n = 0;
+    for (var i = 0; i < rows.length; ++i) {
+      var text = rows[i].textContent.toLowerCase(), hit = true;
+      for (var k = 0; k < words.length; ++k) if (text.indexOf(words[k]) < 0) { hit = false; break; }
+      rows[i].style.display = hit ? "" : "none";
+      if (hit) ++n;
+    }
+    count.textContent = n;
+  });
+})();
+</script>)x";
+
+}  // namespace
+
+std::vector<host_group> groups_of_names(const std::vector<std::string>& hosts) {
+  std::vector<host_group> out;
+  for (std::uint32_t i = 0; i < hosts.size(); ++i) {
+    std::string_view h = hosts[i];
+    auto end = h.find_last_not_of("0123456789");
+    auto prefix = std::string(h.substr(0, end == std::string_view::npos ? 0 : end + 1));
+    auto it = std::find_if(out.begin(), out.end(), [&](const host_group& g) { return g.name == prefix; });
+    if (it == out.end()) {
+      if (out.size() == 64) break;
+      out.push_back({prefix, {}});
+      it = out.end() - 1;
+    }
+    it->hosts.push_back(i);
+  }
+  std::size_t grouped = 0;
+  for (const auto& g : out) grouped += g.hosts.size();
+  if (out.size() >= 2 && grouped == hosts.size()) return out;
+  // One prefix, or too many: blocks of consecutive hosts, at most 32.
+  out.clear();
+  std::size_t block = std::max<std::size_t>(1, (hosts.size() + 31) / 32);
+  for (std::size_t at = 0; at < hosts.size(); at += block) {
+    auto end = std::min(hosts.size(), at + block);
+    host_group g{end - at == 1 ? hosts[at] : hosts[at] + " .. " + hosts[end - 1], {}};
+    for (auto i = at; i < end; ++i) g.hosts.push_back(static_cast<std::uint32_t>(i));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::string html_page(const matrix& m, const page_context& ctx) {
+  auto n = m.hosts.size();
+  bool overview = n > page_cells_up_to;
+  std::string body;
+  std::string scale_words;
+  if (measures_bandwidth(m.check)) {
+    auto bar = m.bar.bar_gbps();
+    scale_words = fmt::format("<span>{}</span><span class=\"scale\"></span><span>{} and below</span>",
+                              m.bar.best_gbps ? figure_text(m, *m.bar.best_gbps) + " (p90)" : std::string("best"),
+                              bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"));
+  } else {
+    scale_words = fmt::format("<span>{} (median)</span><span class=\"scale\"></span><span>{:g}&#xd7; and above</span>",
+                              figure_text(m, m.bar.fleet.median), m.bar.outlier_factor);
+  }
+  std::string legend = fmt::format(
+      R"x(<p class="legend">{}<span class="box" style="background:{}"></span>failed<span class="box" style="background:{}"></span>not reported</p>)x",
+      scale_words, failed_fill, missing_fill);
+  std::size_t shown = 0;
+  if (!overview) {
+    body = cells_svg(m);
+  } else {
+    auto groups = ctx.groups.empty() ? groups_of_names(m.hosts) : ctx.groups;
+    body = fmt::format("<h2>Overview: {} groups of hosts, each block coloured by its worst pair</h2>\n{}", groups.size(),
+                       overview_svg(m, groups));
+  }
+  auto bad = m.count(pair_state::slow) + m.count(pair_state::failed) + m.count(pair_state::missing);
+  constexpr std::size_t most_rows = 20000;
+  std::string table;
+  if (overview || bad > 0) {
+    auto rows = bad_rows(m, most_rows, shown);
+    // The filter is for the big page: the small one stays without a script.
+    auto filter = overview ? fmt::format(R"x(<label>Filter: <input id="filter" type="search" placeholder="host, state or error"></label> <span id="shown">{}</span> shown)x", shown)
+                           : std::string();
+    table = fmt::format(
+        R"x(<h2>Bad pairs: {}</h2>
+<p>{}{}</p>
+<table id="bad"><thead><tr><th>a</th><th>b</th><th>state</th><th>figure</th><th>error</th></tr></thead><tbody>
+{}</tbody></table>
+)x",
+        bad, shown < bad ? fmt::format("The first {} of them (report --csv writes every pair). ", shown) : std::string(), filter,
+        rows);
+  }
   std::string worst;
-  for (const auto& [h, k] : m.worst) worst += fmt::format("<li>{} &#x2014; in {} bad pair{}</li>", escape(h), k, k == 1 ? "" : "s");
+  for (std::size_t i = 0; i < m.worst.size() && i < 200; ++i)
+    worst += fmt::format("<li>{} &#x2014; in {} bad pair{}</li>", escape(m.worst[i].first), m.worst[i].second,
+                         m.worst[i].second == 1 ? "" : "s");
+  if (m.worst.size() > 200) worst += fmt::format("<li>and {} more</li>", m.worst.size() - 200);
   std::string notes;
   for (const auto& note : m.notes) notes += fmt::format("<li>{}</li>", escape(note));
+  std::string when;
+  if (m.run.id) when += fmt::format("run {}", escape(*m.run.id));
+  if (m.run.started) {
+    auto t = static_cast<std::time_t>(*m.run.started);
+    when += fmt::format("{}started {:%Y-%m-%d %H:%M:%S} UTC", when.empty() ? "" : ", ", fmt::gmtime(t));
+  }
+  if (!ctx.generated.empty()) when += fmt::format("{}reported {}", when.empty() ? "" : "; ", escape(ctx.generated));
+  std::string figures = measures_bandwidth(m.check)
+                            ? fmt::format("Bar {}.", m.bar.bar_gbps() ? figure_text(m, *m.bar.bar_gbps()) : std::string("none"))
+                            : fmt::format("Median p50 {} {:.1f} &#xb5;s (MAD {:.1f} &#xb5;s).", check_measure(m.check),
+                                          m.bar.fleet.median, m.bar.fleet.mad);
   return fmt::format(R"x(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {} hosts</title>
-<style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;width:1.2em;height:1em;vertical-align:middle;margin:0 .3em 0 1em}}</style>
+<style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60),rgb(255,30,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>
 </head><body>
 <h1>fabric-sweep: {} hosts, {} pairs, check {}</h1>
-<p>{} ok, {} slow, {} failed, {} not reported. Median p50 {} {:.1f} &#xb5;s (MAD {:.1f} &#xb5;s).</p>
-<p class="legend"><span style="background:rgb(60,180,60)"></span>at the median<span style="background:rgb(255,180,60)"></span>twice<span style="background:rgb(255,30,60)"></span>three times or more<span style="background:#222"></span>failed<span style="background:#bbb"></span>not reported</p>
+<p id="when">{}</p>
+<p id="options">Options: <code>{}</code></p>
+<p>{} ok, {} slow, {} failed, {} not reported. {}</p>
+{}
+{}
 {}
 <h2>Worst hosts</h2><ul>{}</ul>
 <h2>Notes</h2><ul>{}</ul>
-</body></html>
+{}</body></html>
 )x",
-                     n, n, m.pairs.size(), check_name(m.check), m.count("ok"), m.count("slow"), m.count("failed"),
-                     m.count("missing"), check_measure(m.check), m.median_p50_us, m.mad_us, svg, worst.empty() ? "<li>none</li>" : worst,
-                     notes.empty() ? "<li>none</li>" : notes);
+                     n, n, m.pairs.size(), check_name(m.check), when.empty() ? "time of the run unknown" : when,
+                     escape(ctx.options), m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
+                     m.count(pair_state::missing), figures, legend, body, table, worst.empty() ? "<li>none</li>" : worst,
+                     notes.empty() ? "<li>none</li>" : notes, overview ? filter_script : std::string_view());
 }
 
 }  // namespace sweep

@@ -1,4 +1,4 @@
-#include "sweep.hpp"
+#include "sweep_report.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Check every pair of hosts of a cluster in rounds, launched by srun, clush or pdsh; "

@@ -3,6 +3,8 @@
 // peer is read as untrusted.
 #include "sweep.hpp"
 
+#include "fabric/json_values.hpp"
+
 #include <cmath>
 
 namespace sweep {
@@ -25,28 +27,28 @@ std::optional<rank_pair> read_pair(const json& j, int n) {
 }  // namespace
 
 std::string measurements_line(int rank, int sweep, const std::vector<measurement>& mine) {
-  json p50 = json::array();
-  for (const auto& m : mine) p50.push_back({m.pair.first, m.pair.second, m.p50_us});
-  return json{{"rank", rank}, {"sweep", sweep}, {"p50_us", std::move(p50)}}.dump() + "\n";
+  json figures = json::array();
+  for (const auto& m : mine) figures.push_back({m.pair.first, m.pair.second, m.figure});
+  return json{{"rank", rank}, {"sweep", sweep}, {"figures", std::move(figures)}}.dump() + "\n";
 }
 
 std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n, int sweep) {
   auto j = json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("rank") || !j["rank"].is_number_integer() ||
-      !j.contains("p50_us") || !j["p50_us"].is_array())
+      !j.contains("figures") || !j["figures"].is_array())
     return std::nullopt;
   // A rank still in an earlier sweep of --repeat speaks of stale times.
   if (!j.contains("sweep") || !j["sweep"].is_number_integer() || j["sweep"].get<std::int64_t>() != sweep) return std::nullopt;
   auto rank = j["rank"].get<std::int64_t>();
   if (rank < 0 || rank >= n) return std::nullopt;
   std::vector<measurement> out;
-  for (const auto& item : j["p50_us"]) {
+  for (const auto& item : j["figures"]) {
     auto pair = read_pair(item, n);
     if (!pair || item.size() != 3 || !item[2].is_number()) return std::nullopt;
-    double us = item[2].get<double>();
-    // A client measures only its own pairs, and a time is finite and positive.
-    if (pair->second != rank || !std::isfinite(us) || us < 0) return std::nullopt;
-    out.push_back({*pair, us});
+    double figure = item[2].get<double>();
+    // A client measures only its own pairs, and a figure is finite and positive.
+    if (pair->second != rank || !std::isfinite(figure) || figure < 0) return std::nullopt;
+    out.push_back({*pair, figure});
   }
   return std::pair{static_cast<int>(rank), std::move(out)};
 }
@@ -54,8 +56,8 @@ std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::s
 std::string agreement_line(const agreement& a) {
   json pairs = json::array();
   for (auto [s, c] : a.retest) pairs.push_back({s, c});
-  return json{{"retest", std::move(pairs)}, {"median_p50_us", a.fleet.median}, {"mad_us", a.fleet.mad},
-              {"samples", a.fleet.samples},  {"run", a.run},
+  return json{{"retest", std::move(pairs)}, {"median_p50_us", a.fleet.median},       {"mad_us", a.fleet.mad},
+              {"samples", a.fleet.samples},   {"bar_gbps", fabric::value_or_null(a.bar_gbps)}, {"run", a.run},
               {"present", a.present}}
              .dump() +
          "\n";
@@ -78,6 +80,8 @@ std::optional<agreement> read_agreement(std::string_view line, int n) {
   a.fleet.median = number("median_p50_us");
   a.fleet.mad = number("mad_us");
   a.fleet.samples = j.contains("samples") && j["samples"].is_number_unsigned() ? j["samples"].get<std::size_t>() : 0;
+  if (j.contains("bar_gbps") && j["bar_gbps"].is_number() && std::isfinite(j["bar_gbps"].get<double>()))
+    a.bar_gbps = j["bar_gbps"].get<double>();
   if (j.contains("run")) {
     if (!j["run"].is_string() || j["run"].get_ref<const std::string&>().size() > max_run_bytes) return std::nullopt;
     a.run = j["run"].get<std::string>();

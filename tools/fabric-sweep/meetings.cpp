@@ -40,11 +40,15 @@ constexpr int wait_timeouts = 4;
 
 std::chrono::milliseconds timeouts(const options& opt, int k) { return std::chrono::milliseconds(opt.run.timeout_ms) * k; }
 
+/// This rank's figures of the pairs it measured: a latency check's p50s
+/// as the client, a bw pair's lower direction.
 std::vector<measurement> measured(const std::vector<pair_result>& mine) {
   std::vector<measurement> out;
-  for (const auto& p : mine)
-    if (!p.retest && p.ok && p.role == "client" && p.latency)
-      out.push_back({{p.server_rank, p.client_rank}, p.latency->p50});
+  for (const auto& p : mine) {
+    if (p.retest || !p.ok || p.role != "client") continue;
+    if (p.latency) out.push_back({{p.server_rank, p.client_rank}, p.latency->p50});
+    if (auto gbps = lower_gbps(p)) out.push_back({{p.server_rank, p.client_rank}, *gbps});
+  }
   return out;
 }
 
@@ -107,7 +111,10 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
     p.heard = true;
   }
   agreement a;
-  a.retest = outliers(all, opt.outlier_factor, a.fleet);
+  fleet_bar bar;
+  a.retest = outliers(opt.run.check, all, opt.verdict, bar);
+  a.fleet = bar.fleet;
+  a.bar_gbps = bar.bar_gbps();
   a.ranks_heard = static_cast<int>(heard.size()) + 1;
   a.run = run;
   a.present.push_back(0);

@@ -1,348 +1,502 @@
-// The report: every host's lines merged into one matrix, judged and printed.
-#include "sweep.hpp"
+// The matrix: every line's word gathered into one record per meeting of a
+// pair (host indices, a triangular array by pair), run by run; then the
+// latest run kept, each pair's final word chosen, and the pairs judged.
+#include "sweep_report.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/files.hpp"
-#include "fabric/json_values.hpp"
+#include "fabric/wait.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <iostream>
+#include <limits>
 #include <map>
-#include <set>
+#include <unordered_map>
 
 namespace sweep {
 
-using nlohmann::json;
+std::string_view state_name(pair_state s) noexcept {
+  constexpr std::string_view names[] = {"ok", "slow", "failed", "missing"};
+  return names[static_cast<int>(s)];
+}
 
-std::size_t matrix::count(std::string_view state) const {
-  return static_cast<std::size_t>(std::count_if(pairs.begin(), pairs.end(), [&](const merged_pair& p) { return p.state == state; }));
+const fabric::latency_summary* merged_pair::latency() const noexcept {
+  return std::get_if<fabric::latency_summary>(&figures);
+}
+
+std::optional<direction_figures> merged_pair::a_to_b() const noexcept {
+  const auto* bw = std::get_if<bandwidth_figures>(&figures);
+  if (!bw) return std::nullopt;
+  return a_served ? bw->server_to_client : bw->client_to_server;
+}
+
+std::optional<direction_figures> merged_pair::b_to_a() const noexcept {
+  const auto* bw = std::get_if<bandwidth_figures>(&figures);
+  if (!bw) return std::nullopt;
+  return a_served ? bw->client_to_server : bw->server_to_client;
+}
+
+std::optional<double> merged_pair::figure() const noexcept {
+  if (const auto* l = latency()) return l->p50;
+  auto ab = a_to_b(), ba = b_to_a();
+  if (ab && ba) return std::min(ab->gbps, ba->gbps);
+  if (ab) return ab->gbps;
+  if (ba) return ba->gbps;
+  return std::nullopt;
+}
+
+const merged_pair& matrix::pair_of(std::size_t i, std::size_t k) const noexcept {
+  if (i > k) std::swap(i, k);
+  auto n = hosts.size();
+  return pairs[i * n - i * (i + 1) / 2 + (k - i - 1)];
+}
+
+std::string matrix::error_of(const merged_pair& p) const {
+  std::string text = p.error > 0 && p.error <= errors.size() ? errors[p.error - 1] : std::string();
+  return p.every_retest_failed ? "every re-test failed: " + text : text;
 }
 
 namespace {
 
-std::optional<fabric::latency_summary> summary_of(const json& j) {
-  if (!j.is_object()) return std::nullopt;
-  fabric::latency_summary s;
-  s.count = j.value("count", std::size_t{0});
-  s.min = j.value("min_us", 0.0);
-  s.p50 = j.value("p50_us", 0.0);
-  s.p99 = j.value("p99_us", 0.0);
-  s.p999 = j.value("p999_us", 0.0);
-  s.max = j.value("max_us", 0.0);
-  s.mean = j.value("mean_us", 0.0);
-  s.stdev = j.value("stdev_us", 0.0);
-  return s;
-}
+struct text_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+template <class T>
+using text_map = std::unordered_map<std::string, T, text_hash, std::equal_to<>>;
 
-/// What one line says, if anything the report uses.
-struct reading {
-  std::vector<std::string> hosts;  ///< a rank's list of every host
-  std::vector<json> pairs;
-  std::optional<double> sweep_us;  ///< a rank's whole sweep (its document)
+/// The pairs of hosts 0..k-1 come before any pair with host k.
+std::size_t triangle(std::uint32_t lo, std::uint32_t hi) { return std::size_t{hi} * (hi - 1) / 2 + lo; }
+
+/// One side's word, its hosts by index.
+struct side_in {
+  std::uint32_t server = 0, client = 0;
+  const side_record* said = nullptr;
 };
 
-reading read_line(const std::string& line) {
-  reading r;
-  auto brace = line.find('{');
-  if (brace == std::string::npos) return r;
-  auto j = json::parse(line.substr(brace), nullptr, false);
-  if (j.is_discarded() || !j.is_object() || j.value("tool", "") != "fabric-sweep") return r;
-  if (j.value("event", "") == "sweep" && j["sweep"].contains("hosts")) r.hosts = j["sweep"]["hosts"].get<std::vector<std::string>>();
-  if (j.value("event", "") == "pair") r.pairs.push_back(j["pair"]);
-  if (j.contains("results") && j["results"].is_array()) {
-    for (const auto& item : j["results"])
-      if (item.value("kind", "") == "pair") r.pairs.push_back(item);
-    if (j["summary"].contains("hosts")) r.hosts = j["summary"]["hosts"].get<std::vector<std::string>>();
-    if (j["summary"].value("elapsed_us", json()).is_number()) r.sweep_us = j["summary"]["elapsed_us"].get<double>();
+/// One meeting of a pair, both sides' words merged. Its pair's hosts are
+/// the lower index `lo` and `hi`; `p.a_served` says whether lo listened.
+struct meeting {
+  merged_pair p;
+  std::uint8_t seen = 0, passed = 0, failed = 0;  // bits: 1 the server's side, 2 the client's
+  bool figures_from_client = false;
+};
+
+/// The lines of one run.
+struct run_store {
+  run_tag::kind kind = run_tag::kind::absent;
+  std::string id;
+  double start = std::numeric_limits<double>::infinity();
+  std::size_t lines = 0;
+  bool has_pairs = false;  // of the matrix's check
+  std::vector<std::uint32_t> hosts;  // the longest list a rank gave
+  std::optional<double> sweep_us;
+  std::vector<meeting> rounds;  // each pair's latest sweep's round, by triangle()
+  std::unordered_map<std::size_t, std::vector<meeting>> retests;
+};
+
+/// A line whose run is null, kept until the latest run is known.
+struct orphan {
+  std::optional<double> time;
+  std::vector<std::uint32_t> hosts;
+  std::optional<double> sweep_us;
+  std::vector<std::pair<side_in, side_record>> pairs;  // the records' texts in `texts`
+  std::vector<std::string> texts;
+};
+
+}  // namespace
+
+struct matrix_builder::state {
+  std::optional<check> only;
+  line_reader reader;
+  text_map<std::uint32_t> ids;
+  std::vector<std::string> names;
+  text_map<std::uint32_t> error_ids;
+  std::vector<std::string> errors;
+  text_map<std::size_t> run_ids;  // named runs
+  std::vector<run_store> runs;
+  std::optional<std::size_t> unnamed;
+  std::vector<orphan> orphans;
+  text_map<double> label_time;  // the last time each rank's stream gave
+  std::size_t foreign = 0, malformed = 0, other_checks = 0, lines_seen = 0;
+
+  std::uint32_t host(std::string_view name) {
+    if (auto it = ids.find(name); it != ids.end()) return it->second;
+    auto id = static_cast<std::uint32_t>(names.size());
+    names.emplace_back(name);
+    ids.emplace(names.back(), id);
+    return id;
   }
-  return r;
+  std::uint32_t error(std::string_view text) {
+    if (text.empty()) return 0;
+    if (auto it = error_ids.find(text); it != error_ids.end()) return it->second;
+    errors.emplace_back(text);
+    auto id = static_cast<std::uint32_t>(errors.size());
+    error_ids.emplace(errors.back(), id);
+    return id;
+  }
+  run_store& run_of(const run_tag& tag) {
+    if (tag.is == run_tag::kind::named) {
+      if (auto it = run_ids.find(tag.id); it != run_ids.end()) return runs[it->second];
+      run_ids.emplace(std::string(tag.id), runs.size());
+      auto& r = runs.emplace_back();
+      r.kind = tag.is;
+      r.id = tag.id;
+      return r;
+    }
+    if (!unnamed) {
+      unnamed = runs.size();
+      runs.emplace_back();
+    }
+    return runs[*unnamed];
+  }
+  std::vector<std::uint32_t> host_ids(const std::vector<std::string_view>& list) {
+    std::vector<std::uint32_t> out;
+    out.reserve(list.size());
+    for (auto h : list) out.push_back(host(h));
+    return out;
+  }
+  void take_hosts(run_store& r, std::vector<std::uint32_t> list) {
+    if (list.size() <= r.hosts.size()) return;
+    r.hosts = std::move(list);
+    auto most = *std::max_element(r.hosts.begin(), r.hosts.end());
+    if (most > 0) r.rounds.reserve(triangle(0, most + 1));
+  }
+  /// Whether a pair line counts for the matrix: its check is the one.
+  bool wanted(std::string_view c) {
+    if (!only) only = check_of(c).value_or(check::ping);
+    if (c == check_name(*only)) return true;
+    ++other_checks;
+    return false;
+  }
+  void absorb(run_store& r, const side_in& in);
+};
+
+void matrix_builder::state::absorb(run_store& r, const side_in& in) {
+  const auto& s = *in.said;
+  r.has_pairs = true;
+  auto lo = std::min(in.server, in.client), hi = std::max(in.server, in.client);
+  auto index = triangle(lo, hi);
+  auto fresh = [&] {
+    meeting m;
+    m.p.sweep = s.sweep;
+    m.p.round = s.round;
+    m.p.a_served = in.server == lo;
+    return m;
+  };
+  meeting* at = nullptr;
+  if (!s.retest) {
+    if (r.rounds.size() <= index) r.rounds.resize(triangle(0, hi + 1));
+    auto& m = r.rounds[index];
+    auto said = std::pair{s.sweep, s.round}, kept = std::pair{m.p.sweep, m.p.round};
+    // With --repeat, a pair is its latest sweep's word: the older ones go.
+    if (m.seen == 0 || said > kept) m = fresh();
+    else if (said < kept) return;
+    at = &m;
+  } else {
+    auto& list = r.retests[index];
+    auto it = std::find_if(list.begin(), list.end(),
+                           [&](const meeting& m) { return m.p.sweep == s.sweep && m.p.round == s.round; });
+    at = it != list.end() ? &*it : &list.emplace_back(fresh());
+  }
+  auto& m = *at;
+  std::uint8_t side = s.client_side ? 2 : 1;
+  m.seen |= side;
+  m.p.elapsed_us = std::max(m.p.elapsed_us, s.elapsed_us);
+  // The client's word is the measurement; a failure from either side stands.
+  if (!s.ok) {
+    m.failed |= side;
+    if (m.p.error == 0 || s.client_side) m.p.error = error(s.error);
+    return;
+  }
+  m.passed |= side;
+  if (s.client_side && s.latency) m.p.figures = *s.latency;
+  // A bw side carries both directions once it heard the peer's: the
+  // client's word stands, the server's fills in without it.
+  if (s.bandwidth && (s.client_side || !m.figures_from_client)) {
+    m.p.figures = *s.bandwidth;
+    m.figures_from_client = s.client_side;
+  }
+}
+
+matrix_builder::matrix_builder(std::optional<check> only) : s_(std::make_unique<state>()) { s_->only = only; }
+matrix_builder::~matrix_builder() = default;
+
+void matrix_builder::add(std::string_view label, std::string_view json) {
+  auto& s = *s_;
+  if ((++s.lines_seen & 0xfff) == 0) fabric::throw_if_interrupted();
+  const auto& w = s.reader.read(json);
+  if (!w.sweeps) {
+    ++s.foreign;
+    return;
+  }
+  s.malformed += w.malformed;
+  std::optional<double> time = w.time;
+  if (time) {
+    if (auto it = s.label_time.find(label); it != s.label_time.end()) it->second = *time;
+    else s.label_time.emplace(std::string(label), *time);
+  } else if (auto it = s.label_time.find(label); it != s.label_time.end()) {
+    time = it->second;  // a rank's document: as old as its last event
+  }
+  if (w.run.is == run_tag::kind::null) {
+    auto& o = s.orphans.emplace_back();
+    o.time = time;
+    o.hosts = s.host_ids(w.hosts);
+    o.sweep_us = w.sweep_us;
+    for (const auto& p : w.pairs) {
+      if (!s.wanted(p.check)) continue;
+      o.texts.emplace_back(p.error);
+      auto& [in, rec] = o.pairs.emplace_back(side_in{s.host(p.server), s.host(p.client), nullptr}, p);
+      rec.check = rec.server = rec.client = rec.error = {};  // views of this line's parse: gone with the next
+    }
+    return;
+  }
+  auto& r = s.run_of(w.run);
+  ++r.lines;
+  if (time) r.start = std::min(r.start, *time);
+  if (!w.hosts.empty()) s.take_hosts(r, s.host_ids(w.hosts));
+  if (w.sweep_us) r.sweep_us = std::max(r.sweep_us.value_or(0.0), *w.sweep_us);
+  for (const auto& p : w.pairs)
+    if (s.wanted(p.check)) s.absorb(r, {s.host(p.server), s.host(p.client), &p});
+}
+
+namespace {
+
+bool better(check c, const merged_pair& x, const merged_pair& than) {
+  auto fx = x.figure(), ft = than.figure();
+  if (!fx) return false;
+  if (!ft) return true;
+  return measures_bandwidth(c) ? *fx > *ft : *fx < *ft;
 }
 
 }  // namespace
 
-matrix merge(const std::vector<std::string>& lines, double outlier_factor, std::optional<check> only) {
+matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines) {
+  auto& s = *s_;
   matrix m;
-  std::vector<json> seen;
-  std::size_t unreadable = 0;
-  // srun -l splits a long line into labelled pieces ("0: {...", "0: ...");
-  // a piece that is not whole JSON waits for the next piece with its label.
-  std::map<std::string, std::string> pending;  // label -> text so far
-  auto whole = [](const std::string& text) {
-    auto brace = text.find('{');
-    return brace != std::string::npos && json::accept(std::string_view(text).substr(brace));
-  };
-  for (const auto& raw : lines) {
-    if (raw.find_first_not_of(" \t\r") == std::string::npos) continue;
-    std::string line = raw;
-    for (auto it = pending.begin(); it != pending.end(); ++it) {
-      if (!raw.starts_with(it->first)) continue;
-      std::string joined = it->second + raw.substr(it->first.size());
-      if (whole(joined) || !whole(raw)) line = std::move(joined);
-      else ++unreadable;  // what waited never ended; this line stands alone
-      pending.erase(it);
-      break;
-    }
-    auto brace = line.find('{');
-    if (brace != std::string::npos && !whole(line)) {
-      if (line.size() < (std::size_t{1} << 20)) pending[line.substr(0, brace)] = line;
-      else ++unreadable;
-      continue;
-    }
-    reading r;
-    try {
-      r = read_line(line);
-    } catch (const json::exception&) {
-      ++unreadable;
-      continue;
-    }
-    if (r.hosts.empty() && r.pairs.empty()) {
-      ++unreadable;
-      continue;
-    }
-    if (!r.hosts.empty() && r.hosts.size() > m.hosts.size()) m.hosts = r.hosts;
-    if (r.sweep_us) m.sweep_us = std::max(m.sweep_us.value_or(0.0), *r.sweep_us);
-    for (auto& p : r.pairs) seen.push_back(std::move(p));
-  }
-  unreadable += pending.size();
-  if (unreadable > 0) m.notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", unreadable));
-  // One check a matrix: the one asked for, else the first pair line's.
-  auto check_word = [](const json& p) { return p.value("check", std::string(check_name(check::ping))); };
-  if (!only && !seen.empty()) only = check_of(check_word(seen.front()));
-  m.check = only.value_or(check::ping);
-  auto others = std::erase_if(seen, [&](const json& p) { return check_word(p) != check_name(m.check); });
-  if (others > 0)
-    m.notes.push_back(fmt::format("{} pair lines of other checks than {} were skipped (report --check chooses)", others,
-                                  check_name(m.check)));
-  // Hosts named only in pair lines (no rank's list came through).
-  for (const auto& p : seen)
-    for (const char* side : {"server", "client"})
-      if (auto h = p.value(side, ""); !h.empty() && std::find(m.hosts.begin(), m.hosts.end(), h) == m.hosts.end())
-        m.hosts.push_back(h);
+  m.check = s.only.value_or(check::ping);
 
-  // Each meeting of a pair (its sweep of --repeat, its round) merged
-  // from its two sides.
-  using host_pair = std::pair<std::string, std::string>;
-  using when = std::pair<int, int>;  // sweep, round
-  struct meeting {
-    merged_pair seen;
-    bool retest = false;
+  // The latest run: the one that started last among those with pairs of
+  // the check (all of them when none has); a run without times is oldest.
+  auto start = [](const run_store& r) {
+    return std::isinf(r.start) ? -std::numeric_limits<double>::infinity() : r.start;
   };
-  std::map<host_pair, std::map<when, meeting>> meetings;
-  auto key = [&](const std::string& x, const std::string& y) {
-    auto ix = std::find(m.hosts.begin(), m.hosts.end(), x), iy = std::find(m.hosts.begin(), m.hosts.end(), y);
-    return ix < iy ? host_pair{x, y} : host_pair{y, x};
-  };
-  for (const auto& p : seen) {
-    int round = p.value("round", 0), sweep = p.value("sweep", 1);
-    auto& at = meetings[key(p.value("server", ""), p.value("client", ""))][{sweep, round}];
-    auto& slot = at.seen;
-    bool ok = p.value("ok", false);
-    bool client_side = p.value("side", "") == "client";
-    at.retest = p.value("retest", false);
-    slot.round = round;
-    slot.sweep = sweep;
-    slot.elapsed_us = std::max(slot.elapsed_us, p.value("elapsed_us", 0.0));
-    // The client's word is the measurement; a failure from either side stands.
-    if (!ok) {
-      slot.state = "failed";
-      if (slot.error.empty() || client_side) slot.error = p.value("error", json("")).is_string() ? p["error"].get<std::string>() : "";
-    } else if (slot.state != "failed" && (client_side || slot.state == "missing")) {
-      slot.state = "ok";
-      if (client_side) slot.latency = summary_of(p.value("latency", json()));
+  std::optional<std::size_t> kept;
+  bool any_pairs = std::any_of(s.runs.begin(), s.runs.end(), [](const run_store& r) { return r.has_pairs; });
+  for (std::size_t i = 0; i < s.runs.size(); ++i) {
+    const auto& r = s.runs[i];
+    if (any_pairs && !r.has_pairs) continue;
+    if (!kept || start(r) >= start(s.runs[*kept])) kept = i;
+  }
+  if (!kept) {
+    kept = s.runs.size();
+    s.runs.emplace_back();
+  }
+  auto& run = s.runs[*kept];
+  for (std::size_t i = 0; i < s.runs.size(); ++i)
+    if (i != *kept && s.runs[i].lines > 0) {
+      ++m.run.earlier_runs;
+      m.run.earlier_lines += s.runs[i].lines;
+      s.runs[i] = {};  // its memory, before the matrix takes more
+    }
+  if (run.kind == run_tag::kind::named) m.run.id = run.id;
+  if (!std::isinf(run.start)) m.run.started = run.start;
+  // Lines whose run is null: the kept run's when no older than its start.
+  std::size_t joined = 0;
+  for (auto& orphan_line : s.orphans) {
+    if (orphan_line.time && start(run) > *orphan_line.time) {
+      ++m.run.earlier_lines;
+      continue;
+    }
+    ++joined;
+    if (!orphan_line.hosts.empty()) s.take_hosts(run, std::move(orphan_line.hosts));
+    if (orphan_line.sweep_us) run.sweep_us = std::max(run.sweep_us.value_or(0.0), *orphan_line.sweep_us);
+    for (std::size_t i = 0; i < orphan_line.pairs.size(); ++i) {
+      auto& [in, rec] = orphan_line.pairs[i];
+      rec.error = orphan_line.texts[i];
+      in.said = &rec;
+      s.absorb(run, in);
     }
   }
-  // A pair is its latest sweep's word: the round's meeting, unless it was
-  // met again: then the best of its re-tests stands (an outlier that
-  // passes once was passing traffic; one that fails every time is failed).
-  auto final_word = [](const std::map<when, meeting>& met) {
-    merged_pair out;
-    const merged_pair* best = nullptr;
-    const merged_pair* failed = nullptr;
-    int latest = met.rbegin()->first.first;
-    for (const auto& [at_when, at] : met) {
-      if (at_when.first != latest) continue;
-      if (!at.retest) {
-        out = at.seen;
-        continue;
+  s.orphans.clear();
+
+  // The hosts: the longest list a rank of the run gave, then any other
+  // host its pairs name, in the order first seen.
+  std::vector<std::uint32_t> order = run.hosts;
+  std::vector<std::uint32_t> place(s.names.size(), std::numeric_limits<std::uint32_t>::max());
+  for (std::uint32_t i = 0; i < order.size(); ++i)
+    if (place[order[i]] == std::numeric_limits<std::uint32_t>::max()) place[order[i]] = i;
+    else order[i] = std::numeric_limits<std::uint32_t>::max();  // a name twice in a list: once
+  std::erase(order, std::numeric_limits<std::uint32_t>::max());
+  for (std::uint32_t i = 0; i < order.size(); ++i) place[order[i]] = i;
+  auto met = [&](std::size_t index) {
+    return (index < run.rounds.size() && run.rounds[index].seen != 0) || run.retests.contains(index);
+  };
+  for (std::uint32_t hi = 1; hi < s.names.size(); ++hi)
+    for (std::uint32_t lo = 0; lo < hi; ++lo)
+      if (met(triangle(lo, hi)))
+        for (auto h : {lo, hi})
+          if (place[h] == std::numeric_limits<std::uint32_t>::max()) {
+            place[h] = static_cast<std::uint32_t>(order.size());
+            order.push_back(h);
+          }
+  auto n = order.size();
+  m.hosts.reserve(n);
+  for (auto h : order) m.hosts.push_back(s.names[h]);
+  m.pairs.resize(n < 2 ? 0 : n * (n - 1) / 2);
+  for (std::uint32_t i = 0, at = 0; i < n; ++i)
+    for (std::uint32_t k = i + 1; k < n; ++k, ++at) {
+      m.pairs[at].a = i;
+      m.pairs[at].b = k;
+    }
+
+  // Each pair's final word: its latest sweep's round, unless it was met
+  // again: then the best of its re-tests stands (an outlier that passes
+  // once was passing traffic; one that fails every time is failed).
+  auto state_of = [&](const meeting& x) {
+    if (x.seen == 0) return pair_state::missing;
+    if (x.failed != 0) return pair_state::failed;
+    if (m.check == check::multicast && x.passed != 3) return pair_state::failed;
+    return pair_state::ok;
+  };
+  std::map<std::uint32_t, double> slowest;  // the latest sweep's rounds
+  std::uint32_t latest_sweep = 0;
+  auto for_each_meeting = [&](auto&& visit) {
+    for (std::uint32_t hi = 1; hi < s.names.size(); ++hi)
+      for (std::uint32_t lo = 0; lo < hi; ++lo) {
+        auto index = triangle(lo, hi);
+        const meeting* round = index < run.rounds.size() && run.rounds[index].seen != 0 ? &run.rounds[index] : nullptr;
+        auto it = run.retests.find(index);
+        const std::vector<meeting>* again = it == run.retests.end() ? nullptr : &it->second;
+        if (round || again) visit(lo, hi, round, again);
       }
-      ++out.retests;
-      if (at.seen.state == "ok" && (!best || (at.seen.latency && (!best->latency || at.seen.latency->p50 < best->latency->p50))))
-        best = &at.seen;
-      if (at.seen.state == "failed" && !failed) failed = &at.seen;
-    }
-    if (out.retests == 0) return out;
-    if (out.latency) out.first_p50_us = out.latency->p50;
-    int retests = out.retests;
-    auto first = out.first_p50_us;
-    out = best ? *best : failed ? *failed : out;
-    if (!best && failed) out.error = "every re-test failed: " + out.error;
-    out.retests = retests;
-    out.first_p50_us = first;
-    return out;
   };
-  for (std::size_t i = 0; i < m.hosts.size(); ++i)
-    for (std::size_t k = i + 1; k < m.hosts.size(); ++k) {
-      auto it = meetings.find({m.hosts[i], m.hosts[k]});
-      merged_pair p = it == meetings.end() ? merged_pair{} : final_word(it->second);
-      p.a = m.hosts[i];
-      p.b = m.hosts[k];
-      m.pairs.push_back(std::move(p));
+  for_each_meeting([&](std::uint32_t, std::uint32_t, const meeting* round, const std::vector<meeting>* again) {
+    if (round) latest_sweep = std::max(latest_sweep, round->p.sweep);
+    if (again)
+      for (const auto& x : *again) latest_sweep = std::max(latest_sweep, x.p.sweep);
+  });
+  std::size_t visited = 0;
+  for_each_meeting([&](std::uint32_t lo, std::uint32_t hi, const meeting* round, const std::vector<meeting>* again) {
+    if ((++visited & 0xffff) == 0) fabric::throw_if_interrupted();
+    std::uint32_t latest = round ? round->p.sweep : 0;
+    if (again)
+      for (const auto& x : *again) latest = std::max(latest, x.p.sweep);
+    auto state_named = [&](const meeting& x) {
+      auto st = state_of(x);
+      merged_pair p = x.p;
+      p.state = st;
+      if (st == pair_state::failed && x.failed == 0) {
+        // Multicast: a pair passes when each of the two heard the other.
+        auto said = s.names[(x.passed & 2) != 0 ? (x.p.a_served ? hi : lo) : (x.p.a_served ? lo : hi)];
+        p.error = s.error(fmt::format("only {} reported the pair; each must have heard the other", said));
+      }
+      return p;
+    };
+    merged_pair out;
+    if (round && round->p.sweep == latest) out = state_named(*round);
+    if (again) {
+      const merged_pair* best = nullptr;
+      std::optional<merged_pair> failed;
+      std::vector<merged_pair> named;
+      named.reserve(again->size());
+      std::uint16_t retests = 0;
+      for (const auto& x : *again) {
+        if (x.p.sweep != latest) continue;
+        ++retests;
+        named.push_back(state_named(x));
+      }
+      for (const auto& x : named) {
+        if (x.state == pair_state::ok && (!best || better(m.check, x, *best))) best = &x;
+        if (x.state == pair_state::failed && !failed) failed = x;
+      }
+      if (retests > 0) {
+        std::optional<double> first = out.latency() ? std::optional(out.latency()->p50) : std::nullopt;
+        if (best) out = *best;
+        else if (failed) {
+          out = *failed;
+          out.every_retest_failed = true;
+        }
+        out.retests = retests;
+        out.first_p50_us = first;
+      }
     }
+    // Every meeting of the latest sweep took its round's time.
+    auto count_round = [&](const meeting& x) {
+      if (x.p.sweep == latest_sweep && x.p.round > 0) slowest[x.p.round] = std::max(slowest[x.p.round], x.p.elapsed_us);
+    };
+    if (round) count_round(*round);
+    if (again)
+      for (const auto& x : *again) count_round(x);
+    auto a = place[lo], b = place[hi];
+    if (a > b) {
+      std::swap(a, b);
+      out.a_served = !out.a_served;
+    }
+    out.a = a;
+    out.b = b;
+    auto& slot = m.pairs[std::size_t{a} * n - std::size_t{a} * (a + 1) / 2 + (b - a - 1)];
+    slot = std::move(out);
+  });
+  m.sweep_us = run.sweep_us;
+  run = {};  // the records' memory, before the verdicts
 
-  // Slow pairs: far above the fleet's median (the rule the run's re-tests use).
-  std::vector<double> p50s;
-  for (const auto& p : m.pairs)
-    if (p.state == "ok" && p.latency) p50s.push_back(p.latency->p50);
-  auto fleet = spread_of(std::move(p50s));
-  m.median_p50_us = fleet.median;
-  m.mad_us = fleet.mad;
-  for (auto& p : m.pairs)
-    if (p.state == "ok" && p.latency && is_outlier(p.latency->p50, fleet, outlier_factor)) p.state = "slow";
+  // Slow pairs, by the rule of the check (the run's re-tests use it too).
+  std::vector<double> figures;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < m.pairs.size(); ++i)
+    if (auto f = m.pairs[i].figure(); f && m.pairs[i].state == pair_state::ok) {
+      figures.push_back(*f);
+      which.push_back(i);
+    }
+  if (m.check != check::multicast)
+    for (auto i : slow_pairs(m.check, figures, o, m.bar)) m.pairs[which[i]].state = pair_state::slow;
+  for (const auto& p : m.pairs) ++m.counts[static_cast<int>(p.state)];
 
-  // Every meeting took its round's time, the re-tests' included; with
-  // --repeat, the latest sweep's rounds.
-  int latest = 0;
-  for (const auto& [pair, met] : meetings) latest = std::max(latest, met.rbegin()->first.first);
-  std::map<int, double> slowest;
-  for (const auto& [pair, met] : meetings)
-    for (const auto& [at_when, at] : met)
-      if (at_when.first == latest && at_when.second > 0)
-        slowest[at_when.second] = std::max(slowest[at_when.second], at.seen.elapsed_us);
   m.rounds = static_cast<int>(slowest.size());
-  for (const auto& [round, us] : slowest) m.rounds_slowest_us += us;
+  for (const auto& [r, us] : slowest) m.rounds_slowest_us += us;
 
-  std::map<std::string, int> bad;
+  std::vector<int> bad(n, 0);
   for (const auto& p : m.pairs)
-    if (p.state != "ok") {
+    if (p.state != pair_state::ok) {
       ++bad[p.a];
       ++bad[p.b];
     }
-  for (auto& [h, n] : bad) m.worst.emplace_back(h, n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (bad[i] > 0) m.worst.emplace_back(m.hosts[i], bad[i]);
   std::stable_sort(m.worst.begin(), m.worst.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
-  if (auto missing = m.count("missing"); missing > 0)
+  m.errors = std::move(s.errors);
+
+  if (auto skipped = s.foreign + lines.foreign; skipped > 0)
+    m.notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", skipped));
+  if (lines.over_long > 0)
+    m.notes.push_back(fmt::format("{} lines longer than {} MiB were skipped", lines.over_long, max_line_bytes >> 20));
+  if (s.malformed > 0)
+    m.notes.push_back(fmt::format("{} pair lines of a wrong shape (a field of the wrong type or value) were skipped",
+                                  s.malformed));
+  if (s.other_checks > 0)
+    m.notes.push_back(fmt::format("{} pair lines of other checks than {} were skipped (report --check chooses)",
+                                  s.other_checks, check_name(m.check)));
+  if (m.run.earlier_runs > 0 || m.run.earlier_lines > 0)
+    m.notes.push_back(fmt::format("the latest run{} is reported: {} lines of {} earlier runs were skipped",
+                                  m.run.id ? " (" + *m.run.id + ")" : std::string(), m.run.earlier_lines,
+                                  m.run.earlier_runs));
+  if (joined > 0)
+    m.notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
+  if (auto missing = m.count(pair_state::missing); missing > 0)
     m.notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.pairs.size()));
   return m;
 }
 
-std::string format_matrix(const matrix& m) {
-  std::string s;
-  std::size_t w = 6;
-  for (const auto& h : m.hosts) w = std::max(w, fabric::printable(h).size());
-  auto cell = [&](const std::string& a, const std::string& b) -> std::string {
-    if (a == b) return "-";
-    for (const auto& p : m.pairs)
-      if ((p.a == a && p.b == b) || (p.a == b && p.b == a)) {
-        if (p.state == "failed") return "FAIL";
-        if (p.state == "missing") return "?";
-        std::string v = p.latency ? fmt::format("{:.1f}", p.latency->p50) : "ok";
-        return p.state == "slow" ? v + "!" : v;
-      }
-    return "?";
-  };
-  if (m.check == check::multicast)
-    s += "multicast: ok when each of a pair heard all of the other's datagrams; FAIL failed, ? not reported\n";
-  else
-    s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported\n", check_measure(m.check));
-  s += fmt::format("{:<{}}", "", w);
-  for (const auto& h : m.hosts) s += fmt::format(" {:>{}}", fabric::printable(h), w);
-  s += "\n";
-  for (const auto& a : m.hosts) {
-    s += fmt::format("{:<{}}", fabric::printable(a), w);
-    for (const auto& b : m.hosts) s += fmt::format(" {:>{}}", cell(a, b), w);
-    s += "\n";
+matrix merge(const std::vector<std::string>& lines, const verdict_options& o, std::optional<check> only) {
+  matrix_builder b(only);
+  line_joiner j([&](std::string_view label, std::string_view json) { b.add(label, json); });
+  for (const auto& l : lines) {
+    j.feed(l);
+    j.feed("\n");
   }
-  s += fmt::format("pairs: {} ok, {} slow, {} failed, {} missing; median p50 {:.1f} us, MAD {:.1f} us\n", m.count("ok"),
-                   m.count("slow"), m.count("failed"), m.count("missing"), m.median_p50_us, m.mad_us);
-  for (const auto& p : m.pairs)
-    if (p.state == "failed")
-      s += fmt::format("failed: {} <-> {}: {}\n", fabric::printable(p.a), fabric::printable(p.b), fabric::printable(p.error));
-  for (const auto& p : m.pairs)
-    if (p.retests > 0 && p.first_p50_us)
-      s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable(p.a), fabric::printable(p.b),
-                       *p.first_p50_us, p.latency ? fmt::format("{:.1f} us", p.latency->p50) : std::string("no time"),
-                       p.state == "ok" ? "passed" : p.state == "slow" ? "still slow" : p.state);
-  if (!m.worst.empty()) {
-    s += "worst hosts:";
-    for (const auto& [h, n] : m.worst) s += fmt::format(" {} ({})", fabric::printable(h), n);
-    s += "\n";
-  }
-  for (const auto& n : m.notes) s += fmt::format("note: {}\n", n);
-  return s;
-}
-
-fabric::verdict judge(const matrix& m) {
-  if (m.hosts.size() < 2) return {fabric::exit_code::test_failed, "no pair results in the input"};
-  auto failed = m.count("failed"), slow = m.count("slow"), missing = m.count("missing");
-  if (failed + slow + missing == 0) return {};
-  return {fabric::exit_code::test_failed,
-          fmt::format("{} failed, {} slow, {} missing of {} pairs", failed, slow, missing, m.pairs.size())};
-}
-
-void to_json(json& j, const options& opt, const matrix& m) {
-  j["role"] = "report";
-  j["options"] = options_json(opt);
-  json results = json::array();
-  for (const auto& p : m.pairs)
-    results.push_back({{"kind", "pair"},
-                       {"index", results.size()},
-                       {"ok", p.state == "ok"},
-                       {"error", p.state == "ok"       ? json(nullptr)
-                                 : p.state == "failed" ? json(p.error)
-                                                       : json(p.state == "slow" ? "slower than the fleet" : "not reported")},
-                       {"a", p.a},
-                       {"b", p.b},
-                       {"state", p.state},
-                       {"round", p.round},
-                       {"latency", fabric::value_or_null(p.latency)},
-                       {"sweep", p.sweep},
-                       {"retests", p.retests},
-                       {"first_p50_us", fabric::value_or_null(p.first_p50_us)}});
-  j["results"] = std::move(results);
-  json worst = json::array();
-  for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
-  j["summary"] = {{"check", check_name(m.check)},
-                  {"hosts", m.hosts},
-                  {"pairs", m.pairs.size()},
-                  {"ok", m.count("ok")},
-                  {"slow", m.count("slow")},
-                  {"failed", m.count("failed")},
-                  {"missing", m.count("missing")},
-                  {"median_p50_us", m.median_p50_us},
-                  {"mad_us", m.mad_us},
-                  {"worst_hosts", std::move(worst)},
-                  {"rounds", m.rounds},
-                  {"sweep_us", fabric::value_or_null(m.sweep_us)},
-                  {"rounds_slowest_us", m.rounds_slowest_us},
-                  {"notes", m.notes}};
-}
-
-fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
-  con.set_role("report");
-  std::vector<std::string> lines;
-  auto read_all = [&](std::istream& in) {
-    for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
-  };
-  if (opt.report.files.empty()) read_all(std::cin);
-  for (const auto& f : opt.report.files) {
-    std::ifstream in(f);
-    if (!in) throw fabric::error(fabric::exit_code::usage, fmt::format("{}: cannot read it", fabric::printable(f)));
-    read_all(in);
-  }
-  m = merge(lines, opt.outlier_factor,
-            opt.report.check.empty() ? std::nullopt : check_of(opt.report.check));
-  if (!opt.report.html.empty()) fabric::write_file_atomically(opt.report.html, html_page(m));
-  if (!opt.report.prometheus.empty()) fabric::write_file_atomically(opt.report.prometheus, prometheus_text(m));
-  auto text = format_matrix(m);
-  for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {
-    nl = text.find('\n', at);
-    if (nl == std::string::npos) nl = text.size();
-    con.line(std::string_view(text).substr(at, nl - at));
-  }
-  return judge(m);
+  j.finish();
+  return b.finish(o, j.counts());
 }
 
 }  // namespace sweep

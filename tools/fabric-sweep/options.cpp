@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace sweep {
 
 using fabric::text_or_null;
@@ -20,21 +22,37 @@ std::vector<std::string> check_words() {
   return out;
 }
 
+/// A number that is one: nan and inf would make every verdict "ok".
+const CLI::Validator finite(
+    [](std::string& text) {
+      double v = 0;
+      if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v)) return std::string("not a finite number");
+      return std::string();
+    },
+    "", "finite");
+
+/// Options given on a command line whose mode has no use for them are a
+/// usage error, not silently ignored.
+void refuse_given(const std::vector<CLI::Option*>& others, std::string_view mode) {
+  for (const auto* o : others)
+    if (o->count() > 0) fabric::cli::usage_error(fmt::format("{}: not an option of {}", o->get_name(), mode));
+}
+
 }  // namespace
 
 void add_options(CLI::App& app, options& opt) {
   auto& r = opt.run;
-  app.add_option("--hosts", r.hosts, "Every host of the sweep, Slurm host-list syntax node[01-16] (default: Slurm's node list)")
+  auto* hosts = app.add_option("--hosts", r.hosts, "Every host of the sweep, Slurm host-list syntax node[01-16] (default: Slurm's node list)")
       ->type_name("LIST");
-  app.add_option("--rank", r.rank, "This process's place in --hosts (default: from Slurm, or this host's name)")
+  auto* rank = app.add_option("--rank", r.rank, "This process's place in --hosts (default: from Slurm, or this host's name)")
       ->check(CLI::Range(0, 65535));
-  app.add_option("--address", r.address, "Each host's RDMA address: {host} and {short} are replaced")
+  auto* address = app.add_option("--address", r.address, "Each host's RDMA address: {host} and {short} are replaced")
       ->capture_default_str();
-  app.add_option("--address-file", r.address_file, "A file of 'host address' lines")
+  auto* address_file = app.add_option("--address-file", r.address_file, "A file of 'host address' lines")
       ->type_name(std::string(fabric::completion::file_type));
-  app.add_option("--port", r.port, "rdma_cm port of the first round; each pair of each round takes its own")
+  auto* port = app.add_option("--port", r.port, "rdma_cm port of the first round; each pair of each round takes its own")
       ->check(CLI::Range(1, 65535))->capture_default_str();
-  app.add_option_function<std::string>(
+  auto* run_check = app.add_option_function<std::string>(
          "--check", [&r](const std::string& word) { r.check = check_of(word).value_or(check::ping); },
          "What each pair checks: ping (RC round trips), connect (RC connection setup), "
          "ud (UD round trips and loss), acm (each side's ACM lookups of the other), "
@@ -42,31 +60,38 @@ void add_options(CLI::App& app, options& opt) {
          "bw (RDMA WRITE bandwidth, both directions at once)")
       ->check(CLI::IsMember(check_words()))
       ->default_str(std::string(check_name(r.check)));
-  app.add_option("--acm-service", r.acm_service,
+  auto* acm_service = app.add_option("--acm-service", r.acm_service,
                  "The ACM service of --check acm: a unix socket path (starting with /) or a host reached over TCP")
       ->default_str(std::string(fabric::acm::default_unix_path));
-  app.add_option("--group", r.group, "The multicast group of --check multicast")->capture_default_str();
-  app.add_option("-C,--count", r.count,
-                 "Pings, connections, datagrams or lookups per pair; for bw, writes each way (instead of --duration)")
+  auto* group = app.add_option("--group", r.group, "The multicast group of --check multicast")->capture_default_str();
+  auto* count = app.add_option("-C,--count", r.count,
+                               "Pings, connections, datagrams or lookups per pair; for bw, writes each way (instead of --duration)")
       ->check(CLI::Range(1, 1'000'000))->default_str("100");
-  app.add_option("-S,--size", r.size, "Bytes per ping or datagram (up to 1 MiB), or per write (bw, up to 256 MiB)")
+  auto* size = app.add_option("-S,--size", r.size, "Bytes per ping or datagram (up to 1 MiB), or per write (bw, up to 256 MiB)")
       ->check(CLI::Range(1, static_cast<int>(fabric::max_write_bytes)))->default_str("64, bw 1048576");
-  app.add_option("--duration", r.duration_ms, "Milliseconds each direction writes (bw; instead of -C)")
+  auto* duration = app.add_option("--duration", r.duration_ms, "Milliseconds each direction writes (bw; instead of -C)")
       ->check(CLI::Range(1, 3'600'000))->default_str("1000");
-  app.add_flag("--unidirectional", r.unidirectional, "bw: the client (the higher rank) writes, the server does not");
-  app.add_flag("--quick", r.quick, "One round: each host of the lower half of the list with its peer in the upper half");
-  app.add_option("--pairs", r.pairs_file, "Meet only these pairs: a file of 'host host' or 'round host host' lines")
+  auto* unidirectional = app.add_flag("--unidirectional", r.unidirectional,
+                                      "bw: the client (the higher rank) writes, the server does not");
+  auto* quick = app.add_flag("--quick", r.quick, "One round: each host of the lower half of the list with its peer in the upper half");
+  auto* pairs = app.add_option("--pairs", r.pairs_file, "Meet only these pairs: a file of 'host host' or 'round host host' lines")
       ->type_name(std::string(fabric::completion::file_type));
-  fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
-  app.add_option("--retests", r.retests, "Extra meetings of each outlier pair after the rounds (0: none)")
+  auto* timeout = fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
+  auto* retests = app.add_option("--retests", r.retests, "Extra meetings of each outlier pair after the rounds (0: none)")
       ->check(CLI::Range(0, 10))->capture_default_str();
-  app.add_option("--repeat", r.repeat, "Sweeps to run, each --interval after the last began (0: until interrupted)")
+  auto* repeat = app.add_option("--repeat", r.repeat, "Sweeps to run, each --interval after the last began (0: until interrupted)")
       ->check(CLI::Range(0, 1'000'000))->capture_default_str();
-  app.add_option("--interval", r.interval_ms, "Milliseconds from one sweep's start to the next's")
+  auto* interval = app.add_option("--interval", r.interval_ms, "Milliseconds from one sweep's start to the next's")
       ->check(CLI::Range(0, 86'400'000))->capture_default_str();
-  app.add_option("--outlier-factor", opt.outlier_factor,
-                 "A pair is slow when its median RTT is this many times the fleet's (and 3 MADs above it)")
-      ->check(CLI::Range(1.0, 1000.0))->capture_default_str();
+  auto& v = opt.verdict;
+  auto* outlier_factor = app.add_option("--outlier-factor", v.outlier_factor,
+                 "Latency checks: a pair is slow when its median time is this many times the fleet's (and 3 MADs above it)")
+      ->check(finite)->check(CLI::Range(1.0, 1000.0))->capture_default_str();
+  auto* bw_fraction = app.add_option("--bw-fraction", v.bw_fraction,
+                 "bw: a pair is slow below this fraction of the fleet's 90th percentile")
+      ->check(finite)->check(CLI::Range(0.01, 1.0))->capture_default_str();
+  auto* expect_gbps = app.add_option("--expect-gbps", v.expect_gbps, "bw: a pair is slow below this many Gb/s, whatever the fleet's")
+      ->check(finite)->check(CLI::Range(0.001, 1e6))->type_name("GBPS");
 
   auto* rep = app.add_subcommand("report", "Merge the lines of every host into one matrix, JSON and HTML");
   rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")
@@ -76,10 +101,26 @@ void add_options(CLI::App& app, options& opt) {
   rep->add_option("--html", opt.report.html, "Write the heat map here, a self-contained HTML page")
       ->type_name(std::string(fabric::completion::file_type));
   rep->add_option("--prometheus", opt.report.prometheus,
-                  "Write the pairs as node_exporter textfile-collector gauges here")
+                  "Write node_exporter textfile-collector gauges here: per-host aggregates and the bad pairs")
       ->type_name(std::string(fabric::completion::file_type));
-  rep->fallthrough();  // -j, --json=lines and --outlier-factor after "report" too
-  rep->callback([&opt] { opt.mode = mode::report; });
+  rep->add_flag("--prometheus-pairs", opt.report.prometheus_pairs,
+                "With --prometheus: every pair's series too (n(n-1)/2 x 2 series for n hosts)");
+  rep->add_option("--csv", opt.report.csv, "Write one row per pair here, CSV")
+      ->type_name(std::string(fabric::completion::file_type));
+  rep->add_option("--outliers", opt.report.outliers,
+                  "Write the slow and failed pairs here as ROUND HOSTA HOSTB lines, to run them again (--pairs)")
+      ->type_name(std::string(fabric::completion::file_type));
+  rep->add_option("--topology", opt.report.topology,
+                  "Slurm's topology.conf: the page's overview groups hosts by their switch")
+      ->type_name(std::string(fabric::completion::file_type));
+  rep->fallthrough();  // -j, --json=lines and the verdict's options after "report" too
+  std::vector<CLI::Option*> run_only{hosts,   rank,     address,  address_file, port,           run_check,
+                                     acm_service, group, count, size,    duration,     unidirectional, quick,
+                                     pairs,   timeout,  retests,  repeat,       interval};
+  rep->callback([&opt, run_only] {
+    refuse_given(run_only, "fabric-sweep report");
+    opt.mode = mode::report;
+  });
 
   auto* health = app.add_subcommand(
       "health", "Check this host alone, for a node health checker: its ports and an RC ping-pong with itself");
@@ -87,7 +128,13 @@ void add_options(CLI::App& app, options& opt) {
                      "Write the host's health as node_exporter textfile-collector gauges here")
       ->type_name(std::string(fabric::completion::file_type));
   health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options
-  health->callback([&opt] { opt.mode = mode::health; });
+  std::vector<CLI::Option*> sweep_only{hosts,    rank,           run_check, acm_service, group,          retests,
+                                       repeat,   interval,       duration,  quick,       unidirectional, pairs,
+                                       outlier_factor, bw_fraction, expect_gbps};
+  health->callback([&opt, sweep_only] {
+    refuse_given(sweep_only, "fabric-sweep health");
+    opt.mode = mode::health;
+  });
 }
 
 void validate(const options& opt) {
@@ -115,7 +162,13 @@ nlohmann::json options_json(const options& o) {
             {"check", text_or_null(o.report.check)},
             {"html", text_or_null(o.report.html)},
             {"prometheus", text_or_null(o.report.prometheus)},
-            {"outlier_factor", o.outlier_factor}};
+            {"prometheus_pairs", o.report.prometheus_pairs},
+            {"csv", text_or_null(o.report.csv)},
+            {"outliers", text_or_null(o.report.outliers)},
+            {"topology", text_or_null(o.report.topology)},
+            {"outlier_factor", o.verdict.outlier_factor},
+            {"bw_fraction", o.verdict.bw_fraction},
+            {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)}};
   if (o.mode == mode::health)
     return {{"address", o.run.address},
             {"address_file", text_or_null(o.run.address_file)},
@@ -143,7 +196,9 @@ nlohmann::json options_json(const options& o) {
           {"retests", r.retests},
           {"repeat", r.repeat},
           {"interval", r.interval_ms},
-          {"outlier_factor", o.outlier_factor}};
+          {"outlier_factor", o.verdict.outlier_factor},
+          {"bw_fraction", o.verdict.bw_fraction},
+          {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)}};
 }
 
 }  // namespace sweep

@@ -30,18 +30,51 @@ spread spread_of(std::vector<double> p50s) {
   return s;
 }
 
-bool is_outlier(double p50, const spread& fleet, double factor) {
-  constexpr double mad_to_sigma = 1.4826;  // a normal distribution's MAD to its standard deviation
-  return fleet.samples >= 3 && p50 > factor * fleet.median && p50 > fleet.median + 3 * mad_to_sigma * fleet.mad;
+bool measures_bandwidth(check c) noexcept { return c == check::bw; }
+
+std::optional<double> fleet_bar::bar_gbps() const {
+  std::optional<double> bar = expect_gbps;
+  if (best_gbps) bar = std::max(bar.value_or(0.0), bw_fraction * *best_gbps);
+  return bar;
 }
 
-std::vector<rank_pair> outliers(const std::vector<measurement>& all, double factor, spread& fleet) {
-  std::vector<double> p50s;
-  for (const auto& m : all) p50s.push_back(m.p50_us);
-  fleet = spread_of(std::move(p50s));
+std::vector<std::size_t> slow_pairs(check c, const std::vector<double>& figures, const verdict_options& o,
+                                    fleet_bar& bar) {
+  // Three pairs or more make a fleet: with fewer, one pair's figure would
+  // set the bar it is judged by.
+  constexpr std::size_t fleet_size = 3;
+  std::vector<std::size_t> out;
+  bar = {};
+  if (measures_bandwidth(c)) {
+    bar.bw_fraction = o.bw_fraction;
+    bar.expect_gbps = o.expect_gbps;
+    if (figures.size() >= fleet_size) {
+      // The 90th percentile, nearest rank: one lucky pair does not set the bar.
+      std::vector<double> sorted = figures;
+      auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(sorted.size()))) - 1;
+      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
+      bar.best_gbps = sorted[rank];
+    }
+    auto floor = bar.bar_gbps();
+    for (std::size_t i = 0; floor && i < figures.size(); ++i)
+      if (figures[i] < *floor) out.push_back(i);
+    return out;
+  }
+  bar.fleet = spread_of(figures);
+  bar.outlier_factor = o.outlier_factor;
+  constexpr double mad_to_sigma = 1.4826;  // a normal distribution's MAD to its standard deviation
+  const auto& f = bar.fleet;
+  if (f.samples < fleet_size) return out;
+  for (std::size_t i = 0; i < figures.size(); ++i)
+    if (figures[i] > o.outlier_factor * f.median && figures[i] > f.median + 3 * mad_to_sigma * f.mad) out.push_back(i);
+  return out;
+}
+
+std::vector<rank_pair> outliers(check c, const std::vector<measurement>& all, const verdict_options& o, fleet_bar& bar) {
+  std::vector<double> figures;
+  for (const auto& m : all) figures.push_back(m.figure);
   std::set<rank_pair> out;
-  for (const auto& m : all)
-    if (is_outlier(m.p50_us, fleet, factor)) out.insert(m.pair);
+  for (auto i : slow_pairs(c, figures, o, bar)) out.insert(all[i].pair);
   return {out.begin(), out.end()};
 }
 

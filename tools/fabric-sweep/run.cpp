@@ -105,15 +105,16 @@ std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size) 
   return fmt::format("{}: {} min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head, what, l.min, l.p50, l.p99, l.max);
 }
 
-nlohmann::json agreement_json(const agreement& a, const place& where, const std::optional<std::string>& run) {
+nlohmann::json agreement_json(const agreement& a, const place& where, const std::optional<std::string>& run, bool bw) {
   nlohmann::json pairs = nlohmann::json::array();
   for (auto [s, c] : a.retest)
     pairs.push_back({{"server", where.hosts[static_cast<std::size_t>(s)]}, {"client", where.hosts[static_cast<std::size_t>(c)]}});
   bool known = a.error.empty();
   return {{"error", fabric::text_or_null(a.error)},
           {"retest", std::move(pairs)},
-          {"median_p50_us", known ? nlohmann::json(a.fleet.median) : nlohmann::json(nullptr)},
-          {"mad_us", known ? nlohmann::json(a.fleet.mad) : nlohmann::json(nullptr)},
+          {"median_p50_us", known && !bw ? nlohmann::json(a.fleet.median) : nlohmann::json(nullptr)},
+          {"mad_us", known && !bw ? nlohmann::json(a.fleet.mad) : nlohmann::json(nullptr)},
+          {"bar_gbps", known && bw ? fabric::value_or_null(a.bar_gbps) : nlohmann::json(nullptr)},
           {"ranks_heard", where.rank == 0 && known ? nlohmann::json(a.ranks_heard) : nlohmann::json(nullptr)},
           {"run", fabric::value_or_null(run)}};
 }
@@ -128,14 +129,17 @@ std::string start_text(const agreement& start, const run_report& rep, const plac
                      rep.run ? fmt::format(", run {}", *rep.run) : "", absent.empty() ? "" : "; absent:" + absent);
 }
 
-std::string agreement_text(const agreement& a, const place& where) {
+std::string agreement_text(const agreement& a, const place& where, bool bw) {
   if (!a.error.empty()) return fmt::format("outliers: no re-tests: {}", a.error);
-  if (a.retest.empty()) return fmt::format("outliers: none (median p50 {:.1f} us, MAD {:.1f} us)", a.fleet.median, a.fleet.mad);
+  std::string bar = !bw          ? fmt::format("median p50 {:.1f} us, MAD {:.1f} us", a.fleet.median, a.fleet.mad)
+                    : a.bar_gbps ? fmt::format("slow below {:.2f} Gb/s", *a.bar_gbps)
+                                 : std::string("too few pairs for a bar");
+  if (a.retest.empty()) return fmt::format("outliers: none ({})", bar);
   std::string names;
   for (auto [s, c] : a.retest)
     names += fmt::format("{}{} <-> {}", names.empty() ? "" : ", ", where.hosts[static_cast<std::size_t>(s)],
                          where.hosts[static_cast<std::size_t>(c)]);
-  return fmt::format("outliers: {} (median p50 {:.1f} us, MAD {:.1f} us); meeting again", names, a.fleet.median, a.fleet.mad);
+  return fmt::format("outliers: {} ({}); meeting again", names, bar);
 }
 
 nlohmann::json absent_names(const run_report& rep) {
@@ -260,8 +264,9 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     // from rank 0's answer. The report keeps the best of the meetings.
     if (!group && opt.run.retests > 0 && n >= 3) {
       rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs);
-      con.line(agreement_text(*rep.agreed, where));
-      con.event("outliers", agreement_json(*rep.agreed, where, rep.run));
+      bool bw = measures_bandwidth(opt.run.check);
+      con.line(agreement_text(*rep.agreed, where, bw));
+      con.event("outliers", agreement_json(*rep.agreed, where, rep.run, bw));
       auto extra = pack_rounds(rep.agreed->retest);
       for (int attempt = 0; attempt < opt.run.retests; ++attempt)
         for (const auto& round : extra) {

@@ -64,6 +64,18 @@ struct report_options {
   std::string check;               ///< --check: the check to report (default: the first pair line's)
   std::string html;                ///< --html FILE
   std::string prometheus;          ///< --prometheus FILE (report and health)
+  bool prometheus_pairs = false;   ///< --prometheus-pairs: every pair's series, not only the bad ones
+  std::string csv;                 ///< --csv FILE: one row per pair
+  std::string outliers;            ///< --outliers FILE: the bad pairs as ROUND HOSTA HOSTB lines
+  std::string topology;            ///< --topology FILE: Slurm's topology.conf, the page's groups
+};
+
+/// What makes a pair slow (outliers.cpp): the run's re-tests and the
+/// report's verdicts both judge by these.
+struct verdict_options {
+  double outlier_factor = 2.5;        ///< --outlier-factor: latency checks, times the fleet's median
+  double bw_fraction = 0.93;          ///< --bw-fraction: bw, of the fleet's 90th percentile
+  std::optional<double> expect_gbps;  ///< --expect-gbps: bw, an absolute floor
 };
 
 /// What the command line asked for: a rank of a sweep, or a subcommand.
@@ -73,7 +85,7 @@ struct options {
   fabric::cli::output_options out;
   run_options run;
   report_options report;
-  double outlier_factor = 3.0;     ///< --outlier-factor: the run's re-tests and the report's verdict
+  verdict_options verdict;         ///< the run's re-tests and the report's verdict
   sweep::mode mode = mode::rank;
 };
 
@@ -183,6 +195,10 @@ struct pair_result {
   std::optional<fabric::transfer> client_to_server, server_to_client;  ///< bw: each direction, as its writer measured it
 };
 
+/// A bw pair's figure: its lower measured direction, in Gb/s; nullopt for
+/// other checks, or before its figures came.
+std::optional<double> lower_gbps(const pair_result& p);
+
 // ---- outliers (outliers.cpp, agree.cpp) ----------------------------------
 
 /// The schedule of this run's rounds: every pair, --quick's one round, or
@@ -196,23 +212,48 @@ struct spread {
 };
 spread spread_of(std::vector<double> p50s);
 
-/// Slow: above `factor` times the fleet's median and 3 scaled MADs above
-/// it (so that noise is not an outlier); judged with three pairs or more.
-bool is_outlier(double p50, const spread& fleet, double factor);
+/// Whether a check's figure is a time (lower is better: p50 in us) or a
+/// bandwidth (higher is better: Gb/s).
+bool measures_bandwidth(check c) noexcept;
 
-/// A client's measurement of one pair.
-struct measurement {
-  rank_pair pair;
-  double p50_us = 0;
+/// What the figures were judged against.
+struct fleet_bar {
+  spread fleet;                      ///< latency checks: the pairs' p50s
+  double outlier_factor = 0;         ///< latency checks: the factor of the median judged by
+  std::optional<double> best_gbps;   ///< bw: the 90th percentile (nearest rank) of the pairs' figures
+  double bw_fraction = 0;            ///< bw: the fraction of best_gbps a pair must reach
+  std::optional<double> expect_gbps; ///< bw: the absolute floor asked for
+  /// bw: the figure below which a pair is slow (the higher of the two
+  /// floors); nullopt when neither applies.
+  [[nodiscard]] std::optional<double> bar_gbps() const;
 };
 
-/// The outliers among the measurements, in rank order.
-std::vector<rank_pair> outliers(const std::vector<measurement>& all, double factor, spread& fleet);
+/// The rule of each check, in one place: a latency check's pair is slow
+/// above `outlier_factor` times the fleet's median p50 and 3 scaled MADs
+/// above it (judged with three pairs or more, so that noise and a fleet
+/// of two are not outliers); a bw pair is slow below `bw_fraction` of the
+/// fleet's 90th percentile (three pairs or more), or below `expect_gbps`.
+/// `figures` are p50s in us or bandwidths in Gb/s, one per pair; returns
+/// the indices of the slow ones, ascending, and the bar in `bar`.
+std::vector<std::size_t> slow_pairs(check c, const std::vector<double>& figures, const verdict_options& o,
+                                    fleet_bar& bar);
+
+/// A client's measurement of one pair: its figure, a p50 in us or a
+/// bandwidth in Gb/s by the check.
+struct measurement {
+  rank_pair pair;
+  double figure = 0;
+};
+
+/// The slow pairs among a check's measurements, in rank order
+/// (slow_pairs' rule), and the bar they were judged by.
+std::vector<rank_pair> outliers(check c, const std::vector<measurement>& all, const verdict_options& o, fleet_bar& bar);
 
 /// What rank 0 told every rank at a meeting: who came, and which pairs to re-test.
 struct agreement {
   std::vector<rank_pair> retest;
-  spread fleet;
+  spread fleet;                    ///< latency checks
+  std::optional<double> bar_gbps;  ///< bw: the figure below which a pair was slow
   int ranks_heard = 0;  ///< rank 0: the ranks whose times it had, itself included
   std::string run;      ///< the run's identity, as rank 0 named it (the start)
   std::vector<int> present;  ///< the ranks rank 0 heard, itself included, in order
@@ -288,49 +329,6 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::opt
 fabric::verdict run(const options& opt, run_report& rep, fabric::console& con);
 void to_json(nlohmann::json& j, const options& opt, const run_report& rep);
 
-// ---- report (merge.cpp, html.cpp) ---------------------------------------
-
-/// One pair of the merged matrix.
-struct merged_pair {
-  std::string a, b;             ///< a before b in the host order
-  std::string state = "missing";  ///< ok, slow, failed, missing
-  std::string error;
-  std::optional<fabric::latency_summary> latency;
-  int round = 0;
-  double elapsed_us = 0;          ///< the longer of its two sides
-  int retests = 0;                ///< extra meetings seen; their best stands
-  std::optional<double> first_p50_us;  ///< the sweep's round, when re-tested
-  int sweep = 0;                  ///< the latest sweep that met it (1 the first; 0 missing)
-};
-
-struct matrix {
-  sweep::check check = check::ping;  ///< what the pairs checked
-  std::vector<std::string> hosts;
-  std::vector<merged_pair> pairs;  ///< every pair of hosts, in host order
-  double median_p50_us = 0, mad_us = 0;
-  std::vector<std::pair<std::string, int>> worst;  ///< hosts in bad pairs, most first
-  std::vector<std::string> notes;  ///< lines that could not be read, hosts that said nothing
-  std::optional<double> sweep_us;  ///< the longest rank's whole sweep, when its document came through
-  int rounds = 0;                  ///< rounds seen
-  double rounds_slowest_us = 0;    ///< the sum of each round's slowest pair: the floor of rounds in lockstep
-  std::size_t count(std::string_view state) const;
-};
-
-/// Merges lines (any prefix before the first '{' stripped: srun -l,
-/// clush and pdsh labels) and whole documents into the matrix: the pairs
-/// of `only` (default: the check of the first pair line), the others
-/// counted in a note.
-matrix merge(const std::vector<std::string>& lines, double outlier_factor, std::optional<check> only = std::nullopt);
-/// The human table.
-std::string format_matrix(const matrix& m);
-/// A self-contained HTML page with an SVG heat map.
-std::string html_page(const matrix& m);
-/// The report's verdict: ok when every pair passed.
-fabric::verdict judge(const matrix& m);
-void to_json(nlohmann::json& j, const options& opt, const matrix& m);
-/// The report subcommand's body.
-fabric::verdict report(const options& opt, matrix& m, fabric::console& con);
-
 // ---- health (health.cpp) ------------------------------------------------
 
 /// One host, as a node health checker asks: its RDMA ports and an RC
@@ -345,12 +343,7 @@ struct health_report {
 /// self-connection passed.
 fabric::verdict health(const options& opt, health_report& rep, fabric::console& con);
 void to_json(nlohmann::json& j, const options& opt, const health_report& rep);
-
-// ---- Prometheus (prometheus.cpp) ----------------------------------------
-
-/// node_exporter's textfile-collector format: the matrix's pairs, or the
-/// host's health, as gauges.
-std::string prometheus_text(const matrix& m);
+/// The host's health as node_exporter textfile-collector gauges (prometheus.cpp).
 std::string prometheus_text(const health_report& rep, const fabric::verdict& v);
 
 }  // namespace sweep

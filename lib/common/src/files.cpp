@@ -83,7 +83,8 @@ void write_file_atomically(const std::string& path, std::string_view text, mode_
   std::string tmp;
   unique_fd file;
   for (int attempt = 0; attempt < 16 && !file; ++attempt) {
-    tmp = fmt::format(".{}.{:08x}", base, rd());
+    // A short name of its own: a target name of NAME_MAX bytes still has room.
+    tmp = fmt::format(".tmp.{:08x}{:08x}", rd(), rd());
     file.reset(::openat(dir.get(), tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         replacing ? 0600 : new_mode));
     if (!file && errno != EEXIST) {

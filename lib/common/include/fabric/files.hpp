@@ -16,7 +16,9 @@ namespace fabric {
 void check_safe_directory(const std::string& dir);
 
 /// Writes `text` to `path` as a whole or not at all: a temporary file in the
-/// same directory, synced, renamed into place, then the directory synced.
+/// same directory (a short name of its own, ".tmp." and 16 hex digits, so
+/// that any valid name can be written), synced, renamed into place, then
+/// the directory synced.
 /// The directory must pass check_safe_directory. A file it replaces keeps
 /// its mode and owner; a new one gets `new_mode` (less the umask); a
 /// symbolic link or other non-regular file at `path` is refused.

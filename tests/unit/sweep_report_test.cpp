@@ -1,0 +1,278 @@
+// fabric-sweep report at scale and against hostile input: the line reader,
+// runs, the bw check, the verdict rules beside ClusterKit's, and the
+// renderings (CSV, the pairs to run again, the page, the gauges).
+#include "sweep_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace {
+
+using sweep::pair_state;
+const sweep::verdict_options defaults{};
+
+/// A pair line as a rank prints it; `extra` is merged into the pair.
+std::string line(const std::string& server, const std::string& client, bool ok, double p50,
+                 const nlohmann::json& extra = nlohmann::json::object(), const std::string& side = "client") {
+  nlohmann::json pair{{"kind", "pair"}, {"ok", ok}, {"error", ok ? nlohmann::json(nullptr) : nlohmann::json("timed out")},
+                      {"round", 1}, {"sweep", 1}, {"retest", false}, {"server", server}, {"client", client}, {"side", side},
+                      {"check", "ping"}};
+  if (ok && side == "client") pair["latency"] = {{"count", 10}, {"p50_us", p50}, {"p99_us", p50 * 1.2}};
+  for (auto& [k, v] : extra.items()) pair[k] = v;
+  return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "pair"}, {"pair", pair}}.dump();
+}
+
+const sweep::merged_pair& pair_of(const sweep::matrix& m, const std::string& a, const std::string& b) {
+  auto i = std::find(m.hosts.begin(), m.hosts.end(), a) - m.hosts.begin();
+  auto k = std::find(m.hosts.begin(), m.hosts.end(), b) - m.hosts.begin();
+  return m.pair_of(static_cast<std::size_t>(i), static_cast<std::size_t>(k));
+}
+
+bool has_note(const sweep::matrix& m, std::string_view text) {
+  return std::any_of(m.notes.begin(), m.notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
+TEST(sweep_report_hostile, deep_nesting_is_a_skipped_line_not_a_crash) {
+  std::string deep = "{\"tool\":\"fabric-sweep\",\"event\":\"pair\",\"pair\":" + std::string(200000, '[') + std::string(200000, ']') + "}";
+  auto m = sweep::merge({deep, std::string(300000, '{'), line("a", "b", true, 10)}, defaults);
+  EXPECT_EQ(m.count(pair_state::ok), 1u);
+  EXPECT_FALSE(m.notes.empty());
+}
+
+TEST(sweep_report_hostile, a_malformed_pair_line_is_skipped_and_counted) {
+  auto bad = [](const nlohmann::json& pair) {
+    return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "pair"}, {"pair", pair}}.dump();
+  };
+  auto j = nlohmann::json::parse(line("a", "c", true, 10));
+  auto p50_null = j;
+  p50_null["pair"]["latency"]["p50_us"] = nullptr;
+  auto round_text = j;
+  round_text["pair"]["round"] = "1";
+  auto huge_round = j;
+  huge_round["pair"]["round"] = -1;
+  std::vector<std::string> lines{bad(nullptr), bad("a pair"), p50_null.dump(), round_text.dump(), huge_round.dump(),
+                                 line("a", "b", true, 10), line("b", "c", true, 11)};
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_EQ(m.count(pair_state::ok), 2u);
+  EXPECT_EQ(pair_of(m, "a", "c").state, pair_state::missing);
+  EXPECT_TRUE(has_note(m, "5 pair lines of a wrong shape")) << ::testing::PrintToString(m.notes);
+}
+
+TEST(sweep_report_hostile, the_tools_own_outliers_events_are_the_sweeps) {
+  nlohmann::json outliers{{"tool", "fabric-sweep"}, {"event", "outliers"},
+                          {"outliers", {{"error", nullptr}, {"retest", nlohmann::json::array()}}}};
+  auto m = sweep::merge({"0: " + outliers.dump(), line("a", "b", true, 10)}, defaults);
+  EXPECT_TRUE(m.notes.empty()) << ::testing::PrintToString(m.notes);
+}
+
+TEST(sweep_report_lines, over_long_lines_are_skipped_and_pieces_joined) {
+  std::vector<std::string> got;
+  sweep::line_joiner j([&](std::string_view, std::string_view text) { got.emplace_back(text); }, 64);
+  j.feed("0: {\"a\":1}\n");
+  j.feed(std::string(100, 'x') + "\n");  // longer than 64: skipped
+  j.feed("1: {\"b\":");                  // a line spanning two reads
+  j.feed("2}\n0: {\"c\":\n0: 3}\n");     // srun's pieces
+  j.finish();
+  EXPECT_EQ(got, (std::vector<std::string>{"{\"a\":1}", "{\"b\":2}", "{\"c\":3}"}));
+  EXPECT_EQ(j.counts().over_long, 1u);
+}
+
+TEST(sweep_report_runs, the_latest_run_is_kept_and_an_old_failure_does_not_stick) {
+  auto in_run = [](const std::string& text, const char* run, double t) {
+    auto j = nlohmann::json::parse(text);
+    j["time"] = t;
+    if (run) j["pair"]["run"] = run;
+    else j["pair"]["run"] = nullptr;
+    return j.dump();
+  };
+  std::vector<std::string> lines{
+      in_run(line("a", "b", false, 0), "r1", 100), in_run(line("a", "c", true, 10), "r1", 100),
+      in_run(line("b", "c", true, 10), "r1", 101),
+      in_run(line("a", "b", true, 10), "r2", 200), in_run(line("a", "c", true, 11), "r2", 200),
+      in_run(line("b", "c", false, 0), nullptr, 150),  // no run, older than r2: r1's
+      in_run(line("b", "c", true, 12), nullptr, 201),  // no run, in r2's time: r2's
+  };
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_EQ(m.count(pair_state::ok), 3u) << "r1's failure of a-b does not stick";
+  ASSERT_TRUE(m.run.id);
+  EXPECT_EQ(*m.run.id, "r2");
+  EXPECT_EQ(m.run.earlier_runs, 1u);
+  EXPECT_EQ(m.run.earlier_lines, 4u);
+  EXPECT_TRUE(has_note(m, "the latest run (r2) is reported: 4 lines of 1 earlier runs were skipped"))
+      << ::testing::PrintToString(m.notes);
+  // Lines of a version without runs: one unnamed run, as before.
+  auto old = sweep::merge({line("a", "b", true, 10)}, defaults);
+  EXPECT_FALSE(old.run.id);
+  EXPECT_EQ(old.run.earlier_runs, 0u);
+}
+
+TEST(sweep_report_multicast, a_pair_heard_by_one_side_only_does_not_pass) {
+  auto mc = [](const std::string& s, const std::string& c, const std::string& side) {
+    return line(s, c, true, 0, {{"check", "multicast"}}, side);
+  };
+  auto m = sweep::merge({mc("a", "b", "server"), mc("a", "b", "client"), mc("a", "c", "server")}, defaults);
+  EXPECT_EQ(pair_of(m, "a", "b").state, pair_state::ok);
+  const auto& one = pair_of(m, "a", "c");
+  EXPECT_EQ(one.state, pair_state::failed);
+  EXPECT_EQ(m.error_of(one), "only a reported the pair; each must have heard the other");
+}
+
+/// A bw pair line: the server's side to the client at `down`, back at `up` (Gb/s).
+std::string bw_line(const std::string& s, const std::string& c, std::optional<double> to_client, std::optional<double> to_server) {
+  auto dir = [](std::optional<double> g) {
+    return g ? nlohmann::json{{"bytes", static_cast<std::uint64_t>(*g * 1e9 / 8)}, {"seconds", 1.0}, {"gbps", *g}}
+             : nlohmann::json(nullptr);
+  };
+  return line(s, c, true, 0,
+              {{"check", "bw"}, {"latency", nullptr},
+               {"bandwidth", {{"server_to_client", dir(to_client)}, {"client_to_server", dir(to_server)}}}});
+}
+
+TEST(sweep_report_bw, a_directional_matrix_judged_by_the_lower_direction) {
+  std::vector<std::string> lines{bw_line("a", "b", 95, 94), bw_line("a", "c", 96, 60),  // c to a is slow
+                                 bw_line("b", "c", 95, std::nullopt),                  // unidirectional
+                                 bw_line("a", "d", 94, 95), bw_line("b", "d", 96, 95), bw_line("c", "d", 95, 96)};
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_EQ(m.check, sweep::check::bw);
+  ASSERT_TRUE(m.bar.best_gbps);
+  EXPECT_DOUBLE_EQ(*m.bar.best_gbps, 95) << "the 90th percentile of 94, 94, 95, 95, 95, 60 by nearest rank";
+  const auto& ac = pair_of(m, "a", "c");
+  EXPECT_EQ(ac.state, pair_state::slow);
+  EXPECT_DOUBLE_EQ(*ac.figure(), 60);
+  EXPECT_DOUBLE_EQ(ac.a_to_b()->gbps, 96);
+  EXPECT_DOUBLE_EQ(ac.b_to_a()->gbps, 60);
+  EXPECT_FALSE(pair_of(m, "b", "c").b_to_a());
+  auto table = sweep::format_matrix(m);
+  EXPECT_NE(table.find("60.0!"), std::string::npos) << table;
+  EXPECT_NE(table.find("    .") , std::string::npos) << table;
+  // An absolute expectation: every pair below it is slow.
+  sweep::verdict_options expect;
+  expect.expect_gbps = 95.5;
+  EXPECT_EQ(sweep::merge(lines, expect).count(pair_state::slow), 6u);
+  nlohmann::json doc;
+  sweep::options opt;
+  opt.mode = sweep::mode::report;
+  sweep::to_json(doc, opt, m);
+  EXPECT_DOUBLE_EQ(doc["summary"]["bandwidth_bar"]["p90_gbps"].get<double>(), 95);
+  EXPECT_DOUBLE_EQ(doc["results"][1]["bandwidth"]["b_to_a"]["gbps"].get<double>(), 60);
+}
+
+/// ClusterKit's rules, as its documentation states them: latency bad above
+/// 2.1 times the fleet's minimum; bandwidth bad below 93% of its maximum.
+std::vector<std::size_t> clusterkit(bool bandwidth, const std::vector<double>& figures) {
+  std::vector<std::size_t> out;
+  auto lo = *std::min_element(figures.begin(), figures.end()), hi = *std::max_element(figures.begin(), figures.end());
+  for (std::size_t i = 0; i < figures.size(); ++i)
+    if (bandwidth ? figures[i] < 0.93 * hi : figures[i] > 2.1 * lo) out.push_back(i);
+  return out;
+}
+
+TEST(sweep_rules, ours_and_clusterkits_on_the_same_figures) {
+  sweep::fleet_bar bar;
+  // Connection setup, in us: 17 ms a pair, one at 47 ms (2.7x the median).
+  std::vector<double> setup{17000, 16800, 17300, 17100, 16900, 17200, 47000};
+  EXPECT_EQ(sweep::slow_pairs(sweep::check::connect, setup, defaults, bar), (std::vector<std::size_t>{6}))
+      << "2.5x the median flags it";
+  sweep::verdict_options old;
+  old.outlier_factor = 3.0;
+  EXPECT_TRUE(sweep::slow_pairs(sweep::check::connect, setup, old, bar).empty()) << "3x passed it";
+  EXPECT_EQ(clusterkit(false, setup), (std::vector<std::size_t>{6})) << "both agree here";
+  // One unusually fast pair (a loopback-near path): ClusterKit's minimum
+  // moves, and every ordinary pair turns bad; the median does not move.
+  std::vector<double> lucky{20, 21, 19, 22, 20, 8};
+  EXPECT_TRUE(sweep::slow_pairs(sweep::check::ping, lucky, defaults, bar).empty());
+  EXPECT_EQ(clusterkit(false, lucky).size(), 5u) << "they differ: 2.1 x 8 us";
+  // Bandwidth: one lucky pair above the rest sets ClusterKit's bar; the
+  // 90th percentile of ten pairs is the ninth, not the lucky tenth.
+  std::vector<double> gbps{90, 91, 90, 89, 91, 90, 90, 89, 91, 99};
+  EXPECT_TRUE(sweep::slow_pairs(sweep::check::bw, gbps, defaults, bar).empty());
+  EXPECT_DOUBLE_EQ(*bar.best_gbps, 91);
+  EXPECT_EQ(clusterkit(true, gbps).size(), 9u) << "they differ: below 0.93 x 99";
+  // A slow link: both flag it.
+  std::vector<double> slow_link{90, 91, 90, 60, 91, 90};
+  EXPECT_EQ(sweep::slow_pairs(sweep::check::bw, slow_link, defaults, bar), (std::vector<std::size_t>{3}));
+  EXPECT_EQ(clusterkit(true, slow_link), (std::vector<std::size_t>{3}));
+}
+
+TEST(sweep_render, csv_quotes_what_it_must_and_the_rerun_list_packs_rounds) {
+  std::vector<std::string> lines{line("a,1", "b\"2", false, 0), line("a,1", "=c", true, 10), line("b\"2", "=c", true, 11),
+                                 line("=c", "d", false, 0)};
+  auto m = sweep::merge(lines, defaults);
+  auto csv = sweep::csv_text(m);
+  EXPECT_EQ(csv.substr(0, csv.find("\r\n")), "a,b,state,check,sweep,round,p50_us,p99_us,a_to_b_gbps,b_to_a_gbps,retests,error");
+  EXPECT_NE(csv.find("\"a,1\",\"b\"\"2\",failed,ping,1,1,,,,,0,timed out\r\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\"a,1\",'=c,ok"), std::string::npos) << csv;
+  auto rerun = sweep::rerun_text(m);
+  EXPECT_EQ(rerun.front(), '#');
+  std::set<std::string> pairs;
+  std::map<std::string, std::set<std::string>> busy;
+  std::istringstream in(rerun);
+  for (std::string l; std::getline(in, l);) {
+    if (l.starts_with("#")) continue;
+    std::istringstream words(l);
+    std::string round, a, b;
+    words >> round >> a >> b;
+    EXPECT_TRUE(busy[round].insert(a).second && busy[round].insert(b).second) << rerun;
+    pairs.insert(a + " " + b);
+  }
+  // "a,1" and "b"2" have no blanks: both bad pairs are listed.
+  EXPECT_EQ(pairs.size(), 2u) << rerun;
+}
+
+TEST(sweep_render, groups_from_topology_and_from_names) {
+  std::vector<std::string> hosts{"r1n1", "r1n2", "r2n1", "r2n2", "login"};
+  auto groups = sweep::groups_of_topology(
+      "# a fat tree\nSwitchName=s1 Nodes=r1n[1-2]\nSwitchName=s2 Nodes=r2n[1-2],elsewhere\nSwitchName=spine Switches=s[1-2]\n",
+      hosts);
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].name, "s1");
+  EXPECT_EQ(groups[1].hosts, (std::vector<std::uint32_t>{2, 3}));
+  EXPECT_EQ(groups[2].name, "(no switch)");
+  EXPECT_THROW(sweep::groups_of_topology("SwitchName=s Nodes=n[1-\n", hosts), fabric::error);
+  EXPECT_EQ(sweep::groups_of_names({"gpu01", "gpu02", "cpu01"}).size(), 2u);
+  std::vector<std::string> many;
+  for (int i = 0; i < 1000; ++i) many.push_back("n" + std::to_string(i));
+  EXPECT_EQ(sweep::groups_of_names(many).size(), 32u) << "one prefix: blocks";
+}
+
+/// Every pair of n hosts, one of them slow.
+std::vector<std::string> fleet(int n) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < n; ++i)
+    for (int k = i + 1; k < n; ++k)
+      lines.push_back(line("h" + std::to_string(i), "h" + std::to_string(k), true, i == 7 || k == 7 ? 90 : 20));
+  return lines;
+}
+
+TEST(sweep_render, the_page_draws_cells_when_small_and_an_overview_when_big) {
+  auto small = sweep::html_page(sweep::merge(fleet(6), defaults));
+  EXPECT_NE(small.find("id=\"heatmap\""), std::string::npos);
+  EXPECT_EQ(small.find("<script"), std::string::npos);
+  auto big = sweep::html_page(sweep::merge(fleet(130), defaults));
+  EXPECT_EQ(big.find("id=\"heatmap\""), std::string::npos);
+  EXPECT_NE(big.find("id=\"overview\""), std::string::npos);
+  EXPECT_NE(big.find("id=\"filter\""), std::string::npos);
+  EXPECT_NE(big.find("<td>h7</td>"), std::string::npos) << "the slow host's pairs are listed";
+  EXPECT_EQ(big.find("http://"), big.find("http://www.w3.org/2000/svg")) << "no fetches";
+}
+
+TEST(sweep_render, gauges_per_host_by_default_every_pair_on_request) {
+  auto m = sweep::merge(fleet(10), defaults);
+  auto series = [](const std::string& text, std::string_view name) {
+    std::size_t n = 0;
+    for (std::size_t at = 0; (at = text.find(std::string("\n") + std::string(name) + "{", at)) != std::string::npos; ++at) ++n;
+    return n;
+  };
+  auto lean = sweep::prometheus_text(m);
+  EXPECT_EQ(series(lean, "fabric_sweep_pair_p50_seconds"), 0u);
+  EXPECT_EQ(series(lean, "fabric_sweep_host_max_p50_seconds"), 10u);
+  EXPECT_EQ(series(lean, "fabric_sweep_pair_bad"), 9u) << "h7's pairs";
+  auto full = sweep::prometheus_text(m, true);
+  EXPECT_EQ(series(full, "fabric_sweep_pair_p50_seconds") + series(full, "fabric_sweep_pair_p99_seconds"), 10u * 9 / 2 * 2);
+}
+
+}  // namespace

@@ -1,0 +1,96 @@
+// The human table: a row per host, a cell per ordered pair, each found in
+// O(1), and the lines that name the failed, re-tested and worst.
+#include "sweep_report.hpp"
+
+#include "fabric/console.hpp"
+#include "fabric/wait.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sweep {
+
+namespace {
+
+std::string latency_cell(const merged_pair& p) {
+  if (p.state == pair_state::failed) return "FAIL";
+  if (p.state == pair_state::missing) return "?";
+  std::string v = p.latency() ? fmt::format("{:.1f}", p.latency()->p50) : "ok";
+  return p.state == pair_state::slow ? v + "!" : v;
+}
+
+/// bw: the row host's bandwidth to the column host.
+std::string bandwidth_cell(const matrix& m, const merged_pair& p, std::size_t row) {
+  if (p.state == pair_state::failed) return "FAIL";
+  if (p.state == pair_state::missing) return "?";
+  auto d = row == p.a ? p.a_to_b() : p.b_to_a();
+  if (!d) return ".";
+  auto bar = m.bar.bar_gbps();
+  return fmt::format("{:.1f}{}", d->gbps, bar && d->gbps < *bar ? "!" : "");
+}
+
+}  // namespace
+
+std::string format_matrix(const matrix& m) {
+  std::string s;
+  std::size_t w = 6;
+  for (const auto& h : m.hosts) w = std::max(w, fabric::printable(h).size());
+  bool bw = measures_bandwidth(m.check);
+  if (m.check == check::multicast)
+    s += "multicast: ok when each of a pair heard all of the other's datagrams; FAIL failed, ? not reported\n";
+  else if (bw)
+    s += "Gb/s of RDMA WRITE bandwidth from the row's host to the column's; ! below the bar, . not measured, FAIL failed, "
+         "? not reported\n";
+  else
+    s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported\n", check_measure(m.check));
+  s += fmt::format("{:<{}}", "", w);
+  for (const auto& h : m.hosts) s += fmt::format(" {:>{}}", fabric::printable(h), w);
+  s += "\n";
+  for (std::size_t i = 0; i < m.hosts.size(); ++i) {
+    if ((i & 0x3f) == 0) fabric::throw_if_interrupted();
+    s += fmt::format("{:<{}}", fabric::printable(m.hosts[i]), w);
+    for (std::size_t k = 0; k < m.hosts.size(); ++k) {
+      std::string cell = "-";
+      if (i != k) {
+        const auto& p = m.pair_of(i, k);
+        cell = bw ? bandwidth_cell(m, p, i) : latency_cell(p);
+      }
+      s += fmt::format(" {:>{}}", cell, w);
+    }
+    s += "\n";
+  }
+  s += fmt::format("pairs: {} ok, {} slow, {} failed, {} missing; ", m.count(pair_state::ok), m.count(pair_state::slow),
+                   m.count(pair_state::failed), m.count(pair_state::missing));
+  if (bw) {
+    auto bar = m.bar.bar_gbps();
+    s += bar ? fmt::format("bar {:.1f} Gb/s", *bar) : std::string("no bar (fewer than 3 pairs measured)");
+    if (m.bar.best_gbps) s += fmt::format(" ({} of the fleet's p90 {:.1f} Gb/s", m.bar.bw_fraction, *m.bar.best_gbps);
+    if (m.bar.expect_gbps) s += fmt::format("{} expected {:.1f} Gb/s", m.bar.best_gbps ? "; " : " (", *m.bar.expect_gbps);
+    if (m.bar.best_gbps || m.bar.expect_gbps) s += ")";
+    s += "\n";
+  } else {
+    s += fmt::format("median p50 {:.1f} us, MAD {:.1f} us\n", m.bar.fleet.median, m.bar.fleet.mad);
+  }
+  for (const auto& p : m.pairs)
+    if (p.state == pair_state::failed)
+      s += fmt::format("failed: {} <-> {}: {}\n", fabric::printable(m.hosts[p.a]), fabric::printable(m.hosts[p.b]),
+                       fabric::printable(m.error_of(p)));
+  for (const auto& p : m.pairs)
+    if (p.retests > 0 && p.first_p50_us)
+      s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable(m.hosts[p.a]),
+                       fabric::printable(m.hosts[p.b]), *p.first_p50_us,
+                       p.latency() ? fmt::format("{:.1f} us", p.latency()->p50) : std::string("no time"),
+                       p.state == pair_state::ok     ? std::string_view("passed")
+                       : p.state == pair_state::slow ? std::string_view("still slow")
+                                                     : state_name(p.state));
+  if (!m.worst.empty()) {
+    s += "worst hosts:";
+    for (const auto& [h, k] : m.worst) s += fmt::format(" {} ({})", fabric::printable(h), k);
+    s += "\n";
+  }
+  for (const auto& n : m.notes) s += fmt::format("note: {}\n", n);
+  return s;
+}
+
+}  // namespace sweep
