@@ -30,5 +30,8 @@ int main(int argc, char** argv) {
                default: return sweep::to_json(j, opt, ran);
              }
            }},
-      app, argc, argv, opt.out);
+      app, argc, argv, opt.out,
+      // A report's pairs are written one at a time: a million of them are
+      // never one JSON value.
+      [&](const fabric::result_sink& each) { sweep::each_result(merged, each); });
 }

@@ -79,32 +79,35 @@ fabric::verdict judge(const matrix& m) {
           fmt::format("{} failed, {} slow, {} missing of {} pairs", failed, slow, missing, m.pairs.size())};
 }
 
-void to_json(json& j, const options& opt, const matrix& m) {
-  j["role"] = "report";
-  j["options"] = options_json(opt);
-  json results = json::array();
+void each_result(const matrix& m, const fabric::result_sink& sink) {
   bool bw = measures_bandwidth(m.check);
+  std::size_t index = 0;
   for (const auto& p : m.pairs) {
-    if ((results.size() & 0xffff) == 0) fabric::throw_if_interrupted();
     json bandwidth = nullptr;
     if (bw && std::holds_alternative<bandwidth_figures>(p.figures))
       bandwidth = {{"a_to_b", direction_json(p.a_to_b())}, {"b_to_a", direction_json(p.b_to_a())},
                    {"gbps", fabric::value_or_null(p.figure())}};
-    results.push_back({{"kind", "pair"},
-                       {"index", results.size()},
-                       {"ok", p.state == pair_state::ok},
-                       {"error", p.state == pair_state::ok ? json(nullptr) : json(error_word(m, p))},
-                       {"a", m.hosts[p.a]},
-                       {"b", m.hosts[p.b]},
-                       {"state", state_name(p.state)},
-                       {"round", p.round},
-                       {"latency", p.latency() ? json(*p.latency()) : json(nullptr)},
-                       {"bandwidth", std::move(bandwidth)},
-                       {"sweep", p.sweep},
-                       {"retests", p.retests},
-                       {"first_p50_us", fabric::value_or_null(p.first_p50_us)}});
+    sink({{"kind", "pair"},
+          {"index", index++},
+          {"ok", p.state == pair_state::ok},
+          {"error", p.state == pair_state::ok ? json(nullptr) : json(error_word(m, p))},
+          {"a", m.hosts[p.a]},
+          {"b", m.hosts[p.b]},
+          {"state", state_name(p.state)},
+          {"round", p.round},
+          {"latency", p.latency() ? json(*p.latency()) : json(nullptr)},
+          {"bandwidth", std::move(bandwidth)},
+          {"sweep", p.sweep},
+          {"retests", p.retests},
+          {"first_p50_us", fabric::value_or_null(p.first_p50_us)}});
   }
-  j["results"] = std::move(results);
+}
+
+void to_json(json& j, const options& opt, const matrix& m) {
+  j["role"] = "report";
+  j["options"] = options_json(opt);
+  bool bw = measures_bandwidth(m.check);
+  // The results are each_result's, written as the document is.
   json worst = json::array();
   for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
   json bar = nullptr;

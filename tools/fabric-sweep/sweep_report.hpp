@@ -210,7 +210,10 @@ matrix merge(const std::vector<std::string>& lines, const verdict_options& o,
 /// The report's verdict: ok when every pair passed.
 fabric::verdict judge(const matrix& m);
 /// The report's document: its options, every pair, the summary.
+/// The report's document but its results, which each_result hands over
+/// one at a time as the document is written.
 void to_json(nlohmann::json& j, const options& opt, const matrix& m);
+void each_result(const matrix& m, const fabric::result_sink& sink);
 
 // ---- renderings (table.cpp, html.cpp, prometheus.cpp, csv.cpp, rerun.cpp) --
 

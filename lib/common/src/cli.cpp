@@ -136,14 +136,16 @@ verdict verdict_of(std::exception_ptr ep) {
   }
 }
 
-nlohmann::json document(const tool& t, const verdict& v, bool rendered) {
+nlohmann::json document(const tool& t, const verdict& v, bool rendered, bool& streamed, bool can_stream) {
   auto doc = make_document(t.name, v);
+  streamed = false;
   if (!rendered || !t.render) return doc;
   try {
     nlohmann::json fields;
     t.render(fields);
     for (const char* key : {"role", "options", "results", "summary"})
       if (fields.contains(key)) doc[key] = std::move(fields[key]);
+    streamed = !fields.contains("results") && can_stream;
   } catch (const std::exception& e) {
     // A report that cannot be rendered must still leave a valid document.
     if (doc["error"].is_null()) doc["error"] = fmt::format("cannot render the report: {}", e.what());
@@ -154,7 +156,7 @@ nlohmann::json document(const tool& t, const verdict& v, bool rendered) {
 
 }  // namespace
 
-int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out) {
+int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out, const result_source& results) {
   app.set_version_flag("--version", fmt::format("{} (fabric-toolkit) {}", t.name, FABRIC_VERSION));
   // Used by the build to generate the shell completions; not a user option.
   if (argc == 3 && std::string_view(argv[1]) == "--print-completion") {
@@ -188,7 +190,9 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
   }
   if (!v.ok()) {
     console con(t.name, parsed ? out.mode() : mode_in_argv(app, argc, argv));
-    con.finish(document(t, v, parsed), v.reason);
+    bool streamed = false;
+    auto doc = document(t, v, parsed, streamed, static_cast<bool>(results));
+    con.finish(std::move(doc), v.reason, streamed ? results : result_source{});
     if (con.mode() == output_mode::human) fmt::print(stderr, "Run with --help for more information.\n");
     return static_cast<int>(v.code);
   }
@@ -202,7 +206,10 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
   }
   if (v.code == exit_code::interrupted && v.reason.empty()) v.reason = "interrupted";
   // Human output prints no document: a big report is not rendered for nothing.
-  con.finish(document(t, v, con.mode() != output_mode::human), v.ok() ? std::string_view{} : std::string_view{v.reason});
+  bool streamed = false;
+  auto doc = document(t, v, con.mode() != output_mode::human, streamed, static_cast<bool>(results));
+  con.finish(std::move(doc), v.ok() ? std::string_view{} : std::string_view{v.reason},
+             streamed ? results : result_source{});
   return static_cast<int>(v.code);
 }
 

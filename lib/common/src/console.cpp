@@ -101,7 +101,7 @@ void console::test_end(exit_code code) {
   line(fmt::format("test complete\nreturn status {}", static_cast<int>(code)));
 }
 
-void console::finish(const nlohmann::json& document, std::string_view error) {
+void console::finish(nlohmann::json document, std::string_view error, const result_source& results) {
   std::lock_guard lock(mutex_);
   try {
     if (mode_ == output_mode::human) {
@@ -109,7 +109,38 @@ void console::finish(const nlohmann::json& document, std::string_view error) {
       if (!closed_) std::fflush(stdout);
       return;
     }
-    write(stdout, dump_json(document, mode_ == output_mode::document ? 2 : -1) + '\n');
+    int indent = mode_ == output_mode::document ? 2 : -1;
+    if (!results) {
+      write(stdout, dump_json(document, indent) + '\n');
+      return;
+    }
+    // The document around a mark where the results go; they are written in
+    // its place as they come. The run is over: an interrupt now would only
+    // leave half a document, so the writing goes on to the end.
+    constexpr std::string_view mark = "\x01results\x01", dumped_mark = "\"\\u0001results\\u0001\"";
+    document["results"] = mark;
+    auto text = dump_json(document, indent);
+    auto at = text.find(dumped_mark);
+    write(stdout, std::string_view(text).substr(0, at));
+    // Items sit two levels deep in an indented document.
+    std::string inner = indent < 0 ? "" : "\n    ", close = indent < 0 ? "]" : "\n  ]";
+    bool first = true;
+    write(stdout, "[");
+    try {
+      results([&](const nlohmann::json& item) {
+        auto one = dump_json(item, indent);
+        if (indent >= 0)
+          for (auto nl = one.find('\n'); nl != std::string::npos; nl = one.find('\n', nl + 5)) one.replace(nl, 1, "\n    ");
+        write(stdout, fmt::format("{}{}{}", first ? "" : ",", inner, one));
+        first = false;
+      });
+    } catch (const fabric::error&) {
+      throw;  // stdout is gone
+    } catch (const std::exception&) {
+      // The results end where their source failed; the document stays whole.
+    }
+    write(stdout, first ? "]" : close);
+    write(stdout, text.substr(at + dumped_mark.size()) + "\n");
   } catch (const fabric::error&) {
     // stdout is gone; the exit code says so.
   }

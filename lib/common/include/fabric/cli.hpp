@@ -59,8 +59,11 @@ struct tool {
 
 /// Parses argv into `app`, validates, runs the body and prints the outcome:
 /// human output and `tool: error: reason` on stderr, or the JSON document.
-/// Returns the process exit code. Also adds --version.
-int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out);
+/// Returns the process exit code. Also adds --version. A report of very
+/// many results may leave them out of render: they are then taken from
+/// `results` one at a time, as the document is written.
+int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out,
+        const result_source& results = {});
 
 /// The output mode argv asks for, read without CLI11: for a command line
 /// that did not parse. Knows -j inside a cluster of flags (-jV) and

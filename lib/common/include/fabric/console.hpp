@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -35,6 +36,11 @@ std::string host_name();
 /// every other byte (control characters, escape sequences, bytes that are
 /// not ASCII) as \xNN. For human output of peer data; JSON needs none.
 std::string printable(std::string_view bytes);
+
+/// Hands a document's results over one at a time: a report of a million
+/// pairs is written as it is rendered, never held whole.
+using result_sink = std::function<void(const nlohmann::json& result)>;
+using result_source = std::function<void(const result_sink& each)>;
 
 /// Renders a tool's output. Thread-safe: concurrent connections print whole
 /// lines. A write to a stdout whose reader went away (EPIPE) stops the run
@@ -70,8 +76,9 @@ public:
   void test_end(exit_code code);
 
   /// The skeleton's end of a run: the error line on stderr in human mode,
-  /// the document on stdout in the JSON modes.
-  void finish(const nlohmann::json& document, std::string_view error);
+  /// the document on stdout in the JSON modes. With `results`, the
+  /// document's "results" array is written from it, item by item.
+  void finish(nlohmann::json document, std::string_view error, const result_source& results = {});
 
 private:
   void write(std::FILE* f, std::string_view text);
