@@ -114,10 +114,11 @@ check "report: the lossy link a-b is not ok" json_check "$LAST_OUT" \
 # report's --outliers file, each judged by an absolute bar from the clean
 # sweep (a few pairs make no fleet; the file is where every guest reads
 # it). Emulated guests' bandwidth varies far
-# more than a fabric's, so the fleet's bar is a fraction of 0.6 here.
-BW=(--check bw -S 262144 --duration 1000 --timeout 15000 --bw-fraction 0.6)
+# more than a fabric's, so the fleet's bar is a fraction of 0.4 here (healthy pairs seen from
+# 0.03 to 0.07 Gb/s in one sweep).
+BW=(--check bw -S 262144 --duration 1000 --timeout 15000 --bw-fraction 0.4)
 srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${BASE[@]}" "${BW[@]}" >"$WORK/bw-clean.jsonl" 2>"$WORK/bw-clean.err" || true
-expect_rc 0 "report --check bw, the guests as they are: every pair ok" "$SWEEP" report -j --bw-fraction 0.6 "$WORK/bw-clean.jsonl"
+expect_rc 0 "report --check bw, the guests as they are: every pair ok" "$SWEEP" report -j --bw-fraction 0.4 "$WORK/bw-clean.jsonl"
 clean_gbps=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["bandwidth_bar"]["p90_gbps"])' "$LAST_OUT")
 echo "    | the guests' bandwidth: p90 ${clean_gbps} Gb/s"
 quarter_mbit=$(awk -v g="$clean_gbps" 'BEGIN {printf "%d", g * 1000 / 4 + 1}')
@@ -126,7 +127,7 @@ on d tc qdisc add dev eth0 root netem rate "${quarter_mbit}mbit" limit 100000
 srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${BASE[@]}" "${BW[@]}" >"$WORK/bw-slow.jsonl" 2>"$WORK/bw-slow.err" || true
 srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${ARGS[@]}" --timeout 15000 >"$WORK/ping-slow.jsonl" 2>"$WORK/ping-slow.err" || true
 srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${BASE[@]}" "${BW[@]}" --quick >"$WORK/bw-quick.jsonl" 2>"$WORK/bw-quick.err" || true
-expect_rc 1 "report --check bw, fabric-d at a quarter of its rate (1)" "$SWEEP" report -j --bw-fraction 0.6 \
+expect_rc 1 "report --check bw, fabric-d at a quarter of its rate (1)" "$SWEEP" report -j --bw-fraction 0.4 \
   --outliers "$FABRIC_OUT/suspects" --csv "$WORK/bw.csv" "$WORK/bw-slow.jsonl"
 check "report --check bw: d's three pairs slow, no other; fabric-d the worst host" json_check "$LAST_OUT" \
   'sorted((r["a"], r["b"]) for r in d["results"] if r["state"] != "ok") ==

@@ -163,6 +163,28 @@ TEST(sweep_report_bw, a_directional_matrix_judged_by_the_lower_direction) {
   EXPECT_DOUBLE_EQ(doc["results"][1]["bandwidth"]["b_to_a"]["gbps"].get<double>(), 60);
 }
 
+TEST(sweep_report_bw, slow_pairs_all_over_the_fleet_are_named_as_its_spread) {
+  // One host below its rate: it is the worst host, and no note.
+  std::vector<std::string> one_bad{bw_line("a", "b", 95, 94), bw_line("a", "c", 96, 95), bw_line("a", "d", 24, 95),
+                                   bw_line("b", "c", 95, 96), bw_line("b", "d", 24, 95), bw_line("c", "d", 24, 96)};
+  auto m = sweep::merge(one_bad, defaults);
+  EXPECT_EQ(m.count(pair_state::slow), 3u);
+  EXPECT_FALSE(has_note(m, "the slow pairs take")) << ::testing::PrintToString(m.notes);
+  // Emulated guests: healthy pairs from 0.03 to 0.06 Gb/s, none below its
+  // rate, and 0.93 of the p90 flags pairs of every host: the note says so.
+  std::vector<std::string> noisy{bw_line("a", "b", 0.048, 0.032), bw_line("a", "c", 0.043, 0.030),
+                                 bw_line("a", "d", 0.052, 0.058), bw_line("b", "c", 0.047, 0.043),
+                                 bw_line("b", "d", 0.034, 0.037), bw_line("c", "d", 0.034, 0.036)};
+  auto wide = sweep::merge(noisy, defaults);
+  EXPECT_GT(wide.count(pair_state::slow), 3u);
+  EXPECT_TRUE(has_note(wide, "the slow pairs take 2 of 4 hosts to explain, more than a few bad links would"))
+      << ::testing::PrintToString(wide.notes);
+  // With an absolute bar asked for, the admin said what is slow.
+  sweep::verdict_options expect = defaults;
+  expect.expect_gbps = 0.04;
+  EXPECT_FALSE(has_note(sweep::merge(noisy, expect), "the slow pairs take"));
+}
+
 /// ClusterKit's rules, as its documentation states them: latency bad above
 /// 2.1 times the fleet's minimum; bandwidth bad below 93% of its maximum.
 std::vector<std::size_t> clusterkit(bool bandwidth, const std::vector<double>& figures) {

@@ -485,6 +485,30 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
     m.notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
   if (auto missing = m.count(pair_state::missing); missing > 0)
     m.notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.pairs.size()));
+  // A host below its rate slows all its pairs: a few hosts explain the
+  // slow pairs. When it takes many (the fewest hosts that are in every
+  // slow pair, counted greedily), the fleet's own spread is the likelier
+  // cause (virtual machines, a busy fabric): say so, with the spread.
+  if (measures_bandwidth(m.check) && m.bar.best_gbps && !o.expect_gbps && m.count(pair_state::slow) > 0) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> slow;
+    for (const auto& p : m.pairs)
+      if (p.state == pair_state::slow) slow.emplace_back(p.a, p.b);
+    std::size_t explaining = 0;
+    while (!slow.empty()) {
+      std::vector<std::size_t> in(n, 0);
+      for (auto [a, b] : slow) ++in[a], ++in[b];
+      auto host = static_cast<std::uint32_t>(std::max_element(in.begin(), in.end()) - in.begin());
+      std::erase_if(slow, [&](const auto& p) { return p.first == host || p.second == host; });
+      ++explaining;
+    }
+    if (explaining > std::max<std::size_t>(1, n / 4)) {
+      std::sort(figures.begin(), figures.end());
+      m.notes.push_back(fmt::format(
+          "the slow pairs take {} of {} hosts to explain, more than a few bad links would: the fleet's own spread "
+          "(lowest {:.2f}, median {:.2f}, p90 {:.2f} Gb/s) may be wider than --bw-fraction {} allows",
+          explaining, n, figures.front(), figures[figures.size() / 2], *m.bar.best_gbps, m.bar.bw_fraction));
+    }
+  }
   return m;
 }
 
