@@ -7,8 +7,8 @@
 #include "fabric/console.hpp"
 #include "fabric/error.hpp"
 #include "fabric/ud.hpp"
-#include "mckey.hpp"
-#include "udaddy.hpp"
+#include "mckey/mckey.hpp"
+#include "udaddy/udaddy.hpp"
 
 #include <CLI/CLI.hpp>
 

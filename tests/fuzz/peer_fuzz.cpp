@@ -4,8 +4,8 @@
 // Built with AddressSanitizer: any over-read or UB is a finding.
 
 #include "fabric/payload.hpp"
-#include "payload.hpp"   // tools/ucmatose
-#include "protocol.hpp"  // tools/rping
+#include "ucmatose/payload.hpp"
+#include "rping/protocol.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -5,7 +5,7 @@
 // human output of peer bytes must be printable ASCII.
 
 #include "fabric/console.hpp"
-#include "rping.hpp"  // tools/rping
+#include "rping/rping.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,4 +1,4 @@
-#include "ib_acme.hpp"
+#include "ib_acme/ib_acme.hpp"
 #include "parse_options.hpp"
 
 #include <gtest/gtest.h>

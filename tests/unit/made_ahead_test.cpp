@@ -1,4 +1,4 @@
-#include "made_ahead.hpp"
+#include "ucmatose/made_ahead.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "mckey.hpp"
+#include "mckey/mckey.hpp"
 #include "parse_options.hpp"
 
 #include <gtest/gtest.h>

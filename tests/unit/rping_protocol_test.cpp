@@ -1,5 +1,5 @@
-#include "protocol.hpp"
-#include "rping.hpp"
+#include "rping/protocol.hpp"
+#include "rping/rping.hpp"
 
 #include "parse_options.hpp"
 

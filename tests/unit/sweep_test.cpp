@@ -1,6 +1,10 @@
 // fabric-sweep's logic: the round schedule, where a process stands, the
 // address rule, and the merged report.
-#include "sweep_report.hpp"
+#include "fabric-sweep/health.hpp"
+#include "fabric-sweep/meetings.hpp"
+#include "fabric-sweep/place.hpp"
+#include "fabric-sweep/report.hpp"
+#include "fabric-sweep/rounds.hpp"
 
 #include "fabric/error.hpp"
 

@@ -1,7 +1,7 @@
 #include "parse_options.hpp"
-#include "payload.hpp"
-#include "progress_timer.hpp"
-#include "ucmatose.hpp"
+#include "ucmatose/payload.hpp"
+#include "ucmatose/progress_timer.hpp"
+#include "ucmatose/ucmatose.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "udaddy.hpp"
+#include "udaddy/udaddy.hpp"
 #include "parse_options.hpp"
 
 #include "fabric/ud.hpp"

@@ -1,9 +1,12 @@
-// What one pair does for each --check: the flows of lib/common, one side each.
-#include "sweep.hpp"
+// The checks a pair can make, one entry each of one table: the flows of
+// lib/common, one side each, and each check's human line.
+#include "checks.hpp"
+
+#include "options.hpp"
+#include "pair.hpp"
 
 #include "fabric/acm.hpp"
 #include "fabric/console.hpp"
-#include "fabric/group_exchange.hpp"
 #include "fabric/rc_bandwidth.hpp"
 #include "fabric/rc_connect.hpp"
 #include "fabric/rc_ping.hpp"
@@ -11,207 +14,198 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 namespace sweep {
 
 namespace {
 
-struct check_words {
-  check c;
-  std::string_view name, measure;
-};
-constexpr std::array<check_words, 6> words{{{check::ping, "ping", "round-trip time"},
-                                            {check::connect, "connect", "connection setup time"},
-                                            {check::ud, "ud", "UD round-trip time"},
-                                            {check::acm, "acm", "ACM lookup time"},
-                                            {check::multicast, "multicast", "multicast delivery"},
-                                            {check::bw, "bw", "RDMA WRITE bandwidth"}}};
+std::uint64_t count_of(const pair_job& job) { return static_cast<std::uint64_t>(pair_count(job.options).value_or(0)); }
+std::uint32_t size_of(const pair_job& job) { return static_cast<std::uint32_t>(pair_size(job.options)); }
+/// The server listens on every address (the rule names how peers reach
+/// it, which need not be how it sees itself); the client dials the rule's.
+std::string dial_addr(const pair_job& job) { return job.serving ? std::string() : job.peer_addr; }
 
-/// `count` lookups of `peer` through the ACM service, each timed.
-void look_up(const run_options& r, const std::string& peer, std::uint64_t count, const fabric::deadline& until,
-             pair_result& out) {
+std::string timed(const fabric::latency_summary& l) {
+  return fmt::format("min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", l.min, l.p50, l.p99, l.max);
+}
+
+// ---- ping: an RC ping-pong's round trips (rping's flow) ----
+
+void run_ping(const pair_job& job, pair_result& out) {
+  fabric::ping_plan plan{dial_addr(job), job.port, size_of(job), count_of(job)};
+  auto got = job.serving ? fabric::serve_pings(plan, job.bounds) : fabric::send_pings(plan, job.bounds);
+  out.pings = got.exchanged;
+  out.connect_us = got.connect_us;
+  if (!job.serving) out.latency = got.rtt.summary();
+}
+
+std::string ping_line(const pair_result& p, std::uint64_t) {
+  if (!p.latency) return fmt::format("served {} pings", p.pings);
+  return fmt::format("{} pings, rtt {}", p.pings, timed(*p.latency));
+}
+
+// ---- connect: RC connection setup, one after another (ucmatose's flow) ----
+
+void run_connect(const pair_job& job, pair_result& out) {
+  fabric::connect_plan plan{dial_addr(job), job.port, count_of(job)};
+  auto got = job.serving ? fabric::accept_connections(plan, job.bounds) : fabric::make_connections(plan, job.bounds);
+  out.connections = got.connected;
+  // Every connection's setup is the measurement: no one connect_us.
+  if (!job.serving) out.latency = got.setup.summary();
+}
+
+std::string connect_line(const pair_result& p, std::uint64_t) {
+  if (!p.latency) return fmt::format("accepted {} connections", p.connections.value_or(0));
+  return fmt::format("{} connections, setup {}", p.connections.value_or(0), timed(*p.latency));
+}
+
+// ---- ud: UD round trips over SIDR, and loss (udaddy's flow) ----
+
+void run_ud(const pair_job& job, pair_result& out) {
+  fabric::datagram_plan plan;
+  plan.addr = dial_addr(job);
+  plan.port = job.port;
+  plan.size = size_of(job);
+  plan.count = count_of(job);
+  auto got = job.serving ? fabric::serve_datagrams(plan, job.bounds) : fabric::send_datagrams(plan, job.bounds);
+  out.pings = got.received;
+  out.sent = got.sent;
+  out.connect_us = got.connect_us;
+  if (job.serving) return;
+  if (auto rtt = got.rtt.summary(); rtt.count > 0) out.latency = rtt;
+  out.lost = got.sent - got.received;
+  // Loss is the UD check's failure: RC hides it in retransmissions.
+  if (*out.lost > 0)
+    throw fabric::error(fabric::exit_code::test_failed, fmt::format("{} of {} datagrams lost", *out.lost, got.sent));
+}
+
+std::string ud_line(const pair_result& p, std::uint64_t) {
+  if (!p.latency) return fmt::format("served {} datagrams", p.pings);
+  return fmt::format("{} of {} datagrams back, rtt {}", p.pings, p.sent.value_or(0), timed(*p.latency));
+}
+
+// ---- acm: each side's ACM lookups of the other (ib_acme -f i's request) ----
+
+void run_acm(const pair_job& job, pair_result& out) {
   namespace acm = fabric::acm;
-  auto bytes = acm::ip_bytes(peer);
+  // Each side asks its own service for the other: no traffic between
+  // them, so nothing to meet.
+  auto until = job.bounds.work_from_now();
+  auto bytes = acm::ip_bytes(job.peer_addr);
   if (bytes.empty())
-    throw fabric::error(fabric::exit_code::usage, fmt::format("--check acm looks up IP addresses; {} is not one",
-                                                              fabric::printable(peer)));
+    throw fabric::error(fabric::exit_code::usage,
+                        fmt::format("--check acm looks up IP addresses; {} is not one", fabric::printable(job.peer_addr)));
   const std::vector<acm::endpoint> request{acm::endpoint::address(bytes, acm::flag_dest)};
-  auto service = acm::client::connect(r.acm_service, acm::service_port(), until);
+  auto service = acm::client::connect(job.options.acm_service, acm::service_port(), until);
   fabric::latency_stats took;
   out.lookups = 0;
-  for (std::uint64_t i = 0; i < count; ++i) {
+  for (std::uint64_t i = 0, n = count_of(job); i < n; ++i) {
     auto t0 = fabric::clock::now();
     auto reply = service.resolve(request, until);
     if (reply.status != 0)
       throw fabric::error(fabric::exit_code::resolve_failed,
-                          fmt::format("ACM lookup of {}: {}", peer, acm::status_name(reply.status)));
+                          fmt::format("ACM lookup of {}: {}", fabric::printable(job.peer_addr), acm::status_name(reply.status)));
     took.add(fabric::us_since(t0));
     ++*out.lookups;
   }
   out.latency = took.summary();
 }
 
+std::string acm_line(const pair_result& p, std::uint64_t) {
+  return fmt::format("{} lookups of {}, {}", p.lookups.value_or(0), p.role == "server" ? p.client : p.server,
+                     p.latency ? timed(*p.latency) : std::string("untimed"));
+}
+
+// ---- multicast: every host in one group at once (mckey's flow; run_group) ----
+
+std::string multicast_line(const pair_result& p, std::uint64_t) {
+  return fmt::format("heard {} of the peer's datagrams, sent {}", p.pings, p.sent.value_or(0));
+}
+
+// ---- bw: RDMA WRITE bandwidth each way (ib_write_bw's flow) ----
+
+void run_bw(const pair_job& job, pair_result& out) {
+  fabric::bandwidth_plan plan;
+  plan.addr = dial_addr(job);
+  plan.port = job.port;
+  plan.size = size_of(job);
+  plan.count = count_of(job);
+  plan.duration = std::chrono::milliseconds(pair_duration(job.options).value_or(0));
+  plan.bidirectional = !job.options.unidirectional;
+  auto got = job.serving ? fabric::serve_bandwidth(plan, job.bounds) : fabric::measure_bandwidth(plan, job.bounds);
+  out.connect_us = got.connect_us;
+  out.client_to_server = got.client_to_server;
+  out.server_to_client = got.server_to_client;
+}
+
+/// "1 MiB", "64 KiB", "100 B": a write's size.
+std::string size_text(std::uint64_t bytes) {
+  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
+  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
+  return fmt::format("{} B", bytes);
+}
+
+std::string bw_line(const pair_result& p, std::uint64_t size) {
+  std::string out;
+  auto way = [&](const std::string& from, const std::string& to, const std::optional<fabric::transfer>& t) {
+    if (t) out += fmt::format("{}{} -> {} {:.2f} Gb/s", out.empty() ? "" : ", ", from, to, t->gbps());
+  };
+  way(p.client, p.server, p.client_to_server);
+  way(p.server, p.client, p.server_to_client);
+  return fmt::format("{} in {} writes", out, size_text(size));
+}
+
+constexpr int max_datagram = 1 << 20;
+
+constexpr std::array<check_kind, 6> kinds{{
+    {check::ping, "ping", "RC round trips", "round-trip time", judged_by::time, true, 100, 64, max_datagram, 0,
+     run_ping, ping_line},
+    {check::connect, "connect", "RC connection setup", "connection setup time", judged_by::time, true, 100, 64,
+     max_datagram, 0, run_connect, connect_line},
+    {check::ud, "ud", "UD round trips and loss", "UD round-trip time", judged_by::time, true, 100, 64, max_datagram, 0,
+     run_ud, ud_line},
+    {check::acm, "acm", "each side's ACM lookups of the other", "ACM lookup time", judged_by::time, true, 100, 64,
+     max_datagram, 0, run_acm, acm_line},
+    {check::multicast, "multicast", "every host in one group, each hearing every other", "multicast delivery",
+     judged_by::delivery, false, 100, 64, max_datagram, 0, nullptr, multicast_line},
+    {check::bw, "bw", "RDMA WRITE bandwidth, both directions at once", "RDMA WRITE bandwidth", judged_by::bandwidth,
+     true, 0, 1 << 20, static_cast<int>(fabric::max_write_bytes), 1000, run_bw, bw_line},
+}};
+
+static_assert([] {
+  for (std::size_t i = 0; i < kinds.size(); ++i)
+    if (static_cast<std::size_t>(kinds[i].id) != i) return false;
+  return true;
+}(), "the table is in the order of the enum");
+
 }  // namespace
 
-std::string_view check_name(check c) noexcept { return words[static_cast<std::size_t>(c)].name; }
-std::string_view check_measure(check c) noexcept { return words[static_cast<std::size_t>(c)].measure; }
+std::span<const check_kind> check_kinds() noexcept { return kinds; }
+const check_kind& kind_of(check c) noexcept { return kinds[static_cast<std::size_t>(c)]; }
+std::string_view check_name(check c) noexcept { return kind_of(c).name; }
+std::string_view check_measure(check c) noexcept { return kind_of(c).measure; }
+bool measures_bandwidth(check c) noexcept { return kind_of(c).judged == judged_by::bandwidth; }
 
 std::optional<check> check_of(std::string_view name) noexcept {
-  for (const auto& w : words)
-    if (w.name == name) return w.c;
+  for (const auto& k : kinds)
+    if (k.name == name) return k.id;
   return std::nullopt;
 }
 
 std::optional<int> pair_count(const run_options& r) {
-  if (r.count || r.check != check::bw) return r.count.value_or(100);
+  if (r.count) return r.count;
+  if (int n = kind_of(r.check).default_count; n > 0) return n;
   return std::nullopt;
 }
 
-std::optional<double> lower_gbps(const pair_result& p) {
-  std::optional<double> low;
-  for (const auto& way : {p.client_to_server, p.server_to_client})
-    if (way) low = std::min(low.value_or(way->gbps()), way->gbps());
-  return low;
-}
-
-int pair_size(const run_options& r) { return r.size.value_or(r.check == check::bw ? 1 << 20 : 64); }
+int pair_size(const run_options& r) { return r.size.value_or(kind_of(r.check).default_size); }
 
 std::optional<int> pair_duration(const run_options& r) {
-  if (r.check != check::bw || r.count) return std::nullopt;
-  return r.duration_ms.value_or(1000);
-}
-
-void run_check(const run_options& r, bool serving, const std::string& peer_addr, int port,
-               const fabric::pair_bounds& bounds, pair_result& out) {
-  // The server listens on every address (the rule names how peers reach
-  // it, which need not be how it sees itself); the client dials the rule's.
-  std::string addr = serving ? std::string() : peer_addr;
-  auto count = static_cast<std::uint64_t>(pair_count(r).value_or(0));
-  auto size = static_cast<std::uint32_t>(pair_size(r));
-  switch (r.check) {
-    case check::ping: {
-      fabric::ping_plan plan{addr, static_cast<std::uint16_t>(port), size, count};
-      auto got = serving ? fabric::serve_pings(plan, bounds) : fabric::send_pings(plan, bounds);
-      out.pings = got.exchanged;
-      out.connect_us = got.connect_us;
-      if (!serving) out.latency = got.rtt.summary();
-      return;
-    }
-    case check::connect: {
-      fabric::connect_plan plan{addr, static_cast<std::uint16_t>(port), count};
-      auto got = serving ? fabric::accept_connections(plan, bounds) : fabric::make_connections(plan, bounds);
-      out.connections = got.connected;
-      // Every connection's setup is the measurement: no one connect_us.
-      if (!serving) out.latency = got.setup.summary();
-      return;
-    }
-    case check::ud: {
-      fabric::datagram_plan plan;
-      plan.addr = addr;
-      plan.port = static_cast<std::uint16_t>(port);
-      plan.size = size;
-      plan.count = count;
-      auto got = serving ? fabric::serve_datagrams(plan, bounds) : fabric::send_datagrams(plan, bounds);
-      out.pings = got.received;
-      out.sent = got.sent;
-      out.connect_us = got.connect_us;
-      if (serving) return;
-      if (auto rtt = got.rtt.summary(); rtt.count > 0) out.latency = rtt;
-      out.lost = got.sent - got.received;
-      // Loss is the UD check's failure: RC hides it in retransmissions.
-      if (*out.lost > 0)
-        throw fabric::error(fabric::exit_code::test_failed,
-                            fmt::format("{} of {} datagrams lost", *out.lost, got.sent));
-      return;
-    }
-    case check::acm:
-      // Each side asks its own service for the other: no traffic between
-      // them, so nothing to meet.
-      look_up(r, peer_addr, count, bounds.work_from_now(), out);
-      return;
-    case check::multicast:
-      throw fabric::error(fabric::exit_code::usage, "the multicast check has no pairs of its own (run_group)");
-    case check::bw: {
-      fabric::bandwidth_plan plan;
-      plan.addr = addr;
-      plan.port = static_cast<std::uint16_t>(port);
-      plan.size = size;
-      plan.count = count;
-      plan.duration = std::chrono::milliseconds(pair_duration(r).value_or(0));
-      plan.bidirectional = !r.unidirectional;
-      auto got = serving ? fabric::serve_bandwidth(plan, bounds) : fabric::measure_bandwidth(plan, bounds);
-      out.connect_us = got.connect_us;
-      out.client_to_server = got.client_to_server;
-      out.server_to_client = got.server_to_client;
-      return;
-    }
-  }
-}
-
-std::vector<pair_result> run_group(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                                   int sweep, agreement& met) {
-  const auto& r = opt.run;
-  auto n = static_cast<std::uint32_t>(where.hosts.size());
-  auto me = static_cast<std::uint32_t>(where.rank);
-  auto t0 = fabric::clock::now();
-  // Every wait of the check: the join, the meeting's own, the exchange.
-  auto until = fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms));
-  fabric::group_plan plan;
-  plan.group = r.group;
-  plan.local = addrs[me];
-  plan.member = me;
-  plan.members = n;
-  plan.size = static_cast<std::uint32_t>(pair_size(r));
-  plan.count = static_cast<std::uint64_t>(pair_count(r).value_or(0));
-  std::optional<fabric::group_member> member;
-  std::optional<fabric::group_outcome> heard;
-  std::string failure;
-  try {
-    member.emplace(plan, until);
-  } catch (const fabric::error& e) {
-    if (e.code() == fabric::exit_code::interrupted || e.code() == fabric::exit_code::output_closed) throw;
-    failure = e.what();
-  }
-  // A rank that could not join still comes to the meeting: nobody waits
-  // for it in vain.
-  met = gather_everyone(opt, where, addrs, sweep);
-  if (member && met.error.empty()) {
-    try {
-      heard = member->exchange(fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms)));
-    } catch (const fabric::error& e) {
-      if (e.code() == fabric::exit_code::interrupted || e.code() == fabric::exit_code::output_closed) throw;
-      failure = e.what();
-    }
-  } else if (failure.empty()) {
-    failure = fmt::format("no meeting of the ranks: {}", met.error);
-  }
-  std::vector<pair_result> out;
-  for (std::uint32_t peer = 0; peer < n; ++peer) {
-    if (peer == me) continue;
-    auto& p = out.emplace_back();
-    p.check = check::multicast;
-    p.server_rank = static_cast<int>(std::min(me, peer));
-    p.client_rank = static_cast<int>(std::max(me, peer));
-    p.server = where.hosts[static_cast<std::size_t>(p.server_rank)];
-    p.client = where.hosts[static_cast<std::size_t>(p.client_rank)];
-    p.role = me < peer ? "server" : "client";
-    p.port = r.port;
-    p.elapsed_us = fabric::us_since(t0);
-    if (member) p.connect_us = member->join_us();
-    if (!heard) {
-      p.error = failure;
-      continue;
-    }
-    p.sent = heard->sent;
-    p.pings = heard->received[peer];
-    p.lost = plan.count - heard->received[peer];
-    p.ok = *p.lost == 0;
-    if (!p.ok)
-      p.error = fmt::format("{} heard {} of {}'s {} datagrams", where.hosts[me], heard->received[peer],
-                            where.hosts[peer], plan.count);
-  }
-  return out;
+  const auto& k = kind_of(r.check);
+  if (k.default_duration_ms == 0 || r.count) return std::nullopt;
+  return r.duration_ms.value_or(k.default_duration_ms);
 }
 
 }  // namespace sweep

@@ -2,7 +2,7 @@
 // script. Host names and errors come from the input, so every text field
 // is quoted as the RFC says, a control character is written as \xNN, and
 // a field a spreadsheet would take for a formula is led by a quote.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include "fabric/wait.hpp"
 

@@ -1,7 +1,8 @@
 // One host alone, as a node health checker asks (NHC gives a check 60 s):
 // its RDMA ports, and an RC ping-pong with itself over the address its
 // sweep peers would dial. Every wait is bounded by --timeout.
-#include "sweep.hpp"
+#include "health.hpp"
+#include "place.hpp"
 
 #include "fabric/console.hpp"
 #include "fabric/files.hpp"

@@ -4,7 +4,7 @@
 // (a switch's, a name prefix's), each block coloured by its worst pair,
 // and the bad pairs in a table with a filter. No network fetches; the one
 // script is inline, and the small page has none.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include "fabric/wait.hpp"
 

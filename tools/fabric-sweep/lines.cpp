@@ -2,7 +2,7 @@
 // pieces of a long line joined again. Whether a text is whole is told by
 // a scan of its brackets outside strings, carried on from piece to piece,
 // so that joining costs each byte once.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include "fabric/wait.hpp"
 

@@ -1,4 +1,6 @@
-#include "sweep_report.hpp"
+#include "health.hpp"
+#include "report.hpp"
+#include "run.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"Check every pair of hosts of a cluster in rounds, launched by srun, clush or pdsh; "

@@ -1,7 +1,7 @@
 // The lines the ranks and rank 0 exchange when they meet (meetings.cpp):
 // a rank's measurements to rank 0, and rank 0's answer. Every line from a
 // peer is read as untrusted.
-#include "sweep.hpp"
+#include "meetings.hpp"
 
 #include "fabric/json_values.hpp"
 

@@ -5,7 +5,7 @@
 // rounds' rdma_cm ports are another port space), and rank 0 answers all
 // it heard at once; every wait bounded, every line from a peer untrusted
 // (meeting_lines.cpp).
-#include "sweep.hpp"
+#include "meetings.hpp"
 
 #include "fabric/console.hpp"
 #include "fabric/socket.hpp"

@@ -1,7 +1,7 @@
 // The matrix: every line's word gathered into one record per meeting of a
 // pair (host indices, a triangular array by pair), run by run; then the
 // latest run kept, each pair's final word chosen, and the pairs judged.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include "fabric/wait.hpp"
 
@@ -356,7 +356,8 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
   auto state_of = [&](const meeting& x) {
     if (x.seen == 0) return pair_state::missing;
     if (x.failed != 0) return pair_state::failed;
-    if (m.check == check::multicast && x.passed != 3) return pair_state::failed;
+    // A delivery check passes a pair when each side heard the other.
+    if (kind_of(m.check).judged == judged_by::delivery && x.passed != 3) return pair_state::failed;
     return pair_state::ok;
   };
   std::map<std::uint32_t, double> slowest;  // the latest sweep's rounds
@@ -449,7 +450,7 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
       figures.push_back(*f);
       which.push_back(i);
     }
-  if (m.check != check::multicast)
+  if (kind_of(m.check).judged != judged_by::delivery)
     for (auto i : slow_pairs(m.check, figures, o, m.bar)) m.pairs[which[i]].state = pair_state::slow;
   for (const auto& p : m.pairs) ++m.counts[static_cast<int>(p.state)];
 

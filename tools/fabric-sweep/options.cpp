@@ -1,11 +1,13 @@
 // The command line: the run's options, and the report subcommand's.
-#include "sweep.hpp"
+#include "options.hpp"
 
 #include "fabric/acm.hpp"
 #include "fabric/completion.hpp"
 #include "fabric/json_values.hpp"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include <cmath>
 
@@ -17,8 +19,21 @@ namespace {
 
 std::vector<std::string> check_words() {
   std::vector<std::string> out;
-  for (auto c : {check::ping, check::connect, check::ud, check::acm, check::multicast, check::bw})
-    out.emplace_back(check_name(c));
+  for (const auto& k : check_kinds()) out.emplace_back(k.name);
+  return out;
+}
+
+/// The largest -S of any check (validate holds each check to its own).
+int largest_size() {
+  int out = 1;
+  for (const auto& k : check_kinds()) out = std::max(out, k.max_size);
+  return out;
+}
+
+/// --check's help: every check's word and what it checks.
+std::string check_help() {
+  std::string out = "What each pair checks:";
+  for (const auto& k : check_kinds()) out += fmt::format("{} {} ({})", out.back() == ':' ? "" : ",", k.name, k.summary);
   return out;
 }
 
@@ -53,11 +68,7 @@ void add_options(CLI::App& app, options& opt) {
   auto* port = app.add_option("--port", r.port, "rdma_cm port of the first round; each pair of each round takes its own")
       ->check(CLI::Range(1, 65535))->capture_default_str();
   auto* run_check = app.add_option_function<std::string>(
-         "--check", [&r](const std::string& word) { r.check = check_of(word).value_or(check::ping); },
-         "What each pair checks: ping (RC round trips), connect (RC connection setup), "
-         "ud (UD round trips and loss), acm (each side's ACM lookups of the other), "
-         "multicast (every host in one group, each hearing every other), "
-         "bw (RDMA WRITE bandwidth, both directions at once)")
+         "--check", [&r](const std::string& word) { r.check = check_of(word).value_or(check::ping); }, check_help())
       ->check(CLI::IsMember(check_words()))
       ->default_str(std::string(check_name(r.check)));
   auto* acm_service = app.add_option("--acm-service", r.acm_service,
@@ -68,7 +79,7 @@ void add_options(CLI::App& app, options& opt) {
                                "Pings, connections, datagrams or lookups per pair; for bw, writes each way (instead of --duration)")
       ->check(CLI::Range(1, 1'000'000))->default_str("100");
   auto* size = app.add_option("-S,--size", r.size, "Bytes per ping or datagram (up to 1 MiB), or per write (bw, up to 256 MiB)")
-      ->check(CLI::Range(1, static_cast<int>(fabric::max_write_bytes)))->default_str("64, bw 1048576");
+      ->check(CLI::Range(1, largest_size()))->default_str("64, bw 1048576");
   auto* duration = app.add_option("--duration", r.duration_ms, "Milliseconds each direction writes (bw; instead of -C)")
       ->check(CLI::Range(1, 3'600'000))->default_str("1000");
   auto* unidirectional = app.add_flag("--unidirectional", r.unidirectional,
@@ -143,17 +154,19 @@ void validate(const options& opt) {
   if (!r.address_file.empty() && r.address != "{host}")
     fabric::cli::usage_error("--address and --address-file: give one");
   if (r.address.empty()) fabric::cli::usage_error("--address: an empty template");
-  bool bw = r.check == check::bw;
-  if (!bw && r.size && *r.size > (1 << 20))
-    fabric::cli::usage_error(fmt::format("-S {}: pings and datagrams are at most 1 MiB (1048576)", *r.size));
-  if (!bw && r.duration_ms) fabric::cli::usage_error("--duration: only --check bw writes for a time");
-  if (!bw && r.unidirectional) fabric::cli::usage_error("--unidirectional: only --check bw has directions");
-  if (bw && r.count && r.duration_ms) fabric::cli::usage_error("-C and --duration: give one (writes, or a time)");
+  const auto& kind = kind_of(r.check);
+  if (r.size && *r.size > kind.max_size)
+    fabric::cli::usage_error(fmt::format("-S {}: --check {} takes at most {}", *r.size, kind.name, kind.max_size));
+  if (kind.default_duration_ms == 0 && r.duration_ms)
+    fabric::cli::usage_error(fmt::format("--duration: --check {} counts (-C), it does not run for a time", kind.name));
+  if (kind.judged != judged_by::bandwidth && r.unidirectional)
+    fabric::cli::usage_error("--unidirectional: only --check bw has directions");
+  if (r.count && r.duration_ms) fabric::cli::usage_error("-C and --duration: give one (writes, or a time)");
   if (auto d = pair_duration(r); d && *d >= r.timeout_ms)
     fabric::cli::usage_error(fmt::format("--duration {}: the writes must end within --timeout {}", *d, r.timeout_ms));
   if (r.quick && !r.pairs_file.empty()) fabric::cli::usage_error("--quick and --pairs: give one");
-  if (r.check == check::multicast && (r.quick || !r.pairs_file.empty()))
-    fabric::cli::usage_error("--check multicast has every host in one group: no --quick or --pairs");
+  if (!kind.in_rounds && (r.quick || !r.pairs_file.empty()))
+    fabric::cli::usage_error(fmt::format("--check {} has every host at once: no --quick or --pairs", kind.name));
 }
 
 nlohmann::json options_json(const options& o) {

@@ -1,6 +1,6 @@
 // Where this process stands: the sweep's hosts, its rank among them, and
 // each host's RDMA address.
-#include "sweep.hpp"
+#include "place.hpp"
 
 #include "fabric/console.hpp"
 #include "fabric/hostlist.hpp"

@@ -2,7 +2,7 @@
 // read with simdjson's DOM parser into views of its own buffers. Every
 // field is checked for its type and range; a pair entry that fails is
 // skipped and counted, the rest of the line still read.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include <simdjson.h>
 

@@ -1,7 +1,7 @@
 // The report subcommand: its inputs read line by line, the matrix judged,
 // the files asked for written (each whole or not at all), the table
 // printed; and the report's JSON document.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include "fabric/console.hpp"
 #include "fabric/files.hpp"

@@ -2,7 +2,7 @@
 // `fabric-sweep --pairs` does: `ROUND HOSTA HOSTB` lines, each host in at
 // most one pair of a round (the re-tests' packing), so that an admin runs
 // just those pairs with the launcher of the sweep.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include <fmt/format.h>
 

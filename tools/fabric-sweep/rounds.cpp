@@ -2,7 +2,7 @@
 // method), ClusterKit's quick round, a list of pairs packed into rounds
 // (the outliers' re-tests, --pairs without round numbers), or the rounds
 // of a --pairs file.
-#include "sweep.hpp"
+#include "rounds.hpp"
 
 #include "fabric/console.hpp"
 

@@ -1,5 +1,7 @@
 // One process's part of the sweep: its pairs, round by round.
-#include "sweep.hpp"
+#include "run.hpp"
+#include "multicast.hpp"
+#include "rounds.hpp"
 
 #include "fabric/console.hpp"
 #include "fabric/json_values.hpp"
@@ -39,7 +41,9 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   auto bounds = fabric::pair_bounds::from_now(timeout * (late + 1), timeout);
   auto t0 = fabric::clock::now();
   try {
-    run_check(r, serving, addrs[static_cast<std::size_t>(serving ? p.client : p.server)], out.port, bounds, out);
+    run_check({r, serving, addrs[static_cast<std::size_t>(serving ? p.client : p.server)],
+               static_cast<std::uint16_t>(out.port), bounds},
+              out);
     out.ok = true;
   } catch (const fabric::error& e) {
     if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
@@ -64,45 +68,6 @@ pair_result absent_pair(const options& opt, const place& where, int round, int p
   out.error = fmt::format("{} did not come to the start",
                           where.hosts[static_cast<std::size_t>(where.rank == p.server ? p.client : p.server)]);
   return out;
-}
-
-/// "1 MiB", "64 KiB", "100 B": a write's size.
-std::string size_text(std::uint64_t bytes) {
-  if (bytes >= (1u << 20) && bytes % (1u << 20) == 0) return fmt::format("{} MiB", bytes >> 20);
-  if (bytes >= 1024 && bytes % 1024 == 0) return fmt::format("{} KiB", bytes >> 10);
-  return fmt::format("{} B", bytes);
-}
-
-std::string bandwidth_text(const pair_result& p, std::uint64_t size) {
-  std::string out;
-  auto way = [&](const std::string& from, const std::string& to, const std::optional<fabric::transfer>& t) {
-    if (t) out += fmt::format("{}{} -> {} {:.2f} Gb/s", out.empty() ? "" : ", ", from, to, t->gbps());
-  };
-  way(p.client, p.server, p.client_to_server);
-  way(p.server, p.client, p.server_to_client);
-  return fmt::format("{} in {} writes", out, size_text(size));
-}
-
-std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size) {
-  std::string head = fmt::format("{}{} {}: {} <-> {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
-                                 p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
-  if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
-  if (p.check == check::acm && p.latency)
-    return fmt::format("{}: {} lookups of {}, min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head,
-                       p.lookups.value_or(0), p.role == "server" ? p.client : p.server, p.latency->min, p.latency->p50,
-                       p.latency->p99, p.latency->max);
-  if (p.check == check::multicast)
-    return fmt::format("{}: heard {} of the peer's datagrams, sent {}", head, p.pings, p.sent.value_or(0));
-  if (p.check == check::bw) return fmt::format("{}: {}", head, bandwidth_text(p, size));
-  if (!p.latency) {
-    if (p.check == check::connect) return fmt::format("{}: accepted {} connections", head, p.connections.value_or(0));
-    return fmt::format("{}: served {} {}", head, p.pings, p.check == check::ud ? "datagrams" : "pings");
-  }
-  const auto& l = *p.latency;
-  std::string what = p.check == check::connect ? fmt::format("{} connections, setup", p.connections.value_or(0))
-                     : p.check == check::ud   ? fmt::format("{} of {} datagrams back, rtt", p.pings, p.sent.value_or(0))
-                                              : fmt::format("{} pings, rtt", p.pings);
-  return fmt::format("{}: {} min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", head, what, l.min, l.p50, l.p99, l.max);
 }
 
 nlohmann::json agreement_json(const agreement& a, const place& where, const std::optional<std::string>& run, bool bw) {
@@ -149,41 +114,7 @@ nlohmann::json absent_names(const run_report& rep) {
   return out;
 }
 
-nlohmann::json transfer_json(const std::optional<fabric::transfer>& t) {
-  if (!t) return nullptr;
-  return {{"bytes", t->bytes}, {"seconds", t->seconds}, {"gbps", t->gbps()}};
-}
-
 }  // namespace
-
-nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run) {
-  nlohmann::json j{{"kind", "pair"},
-                   {"index", index},
-                   {"ok", p.ok},
-                   {"error", p.ok ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
-                   {"check", check_name(p.check)},
-                   {"sweep", p.sweep + 1},
-                   {"round", p.round + 1},
-                   {"retest", p.retest},
-                   {"server", p.server},
-                   {"client", p.client},
-                   {"side", p.role},
-                   {"port", p.port},
-                   {"pings", p.pings},
-                   {"connections", fabric::value_or_null(p.connections)},
-                   {"sent", fabric::value_or_null(p.sent)},
-                   {"lost", fabric::value_or_null(p.lost)},
-                   {"lookups", fabric::value_or_null(p.lookups)},
-                   {"connect_us", fabric::value_or_null(p.connect_us)},
-                   {"elapsed_us", p.elapsed_us},
-                   {"latency", fabric::value_or_null(p.latency)},
-                   {"bandwidth", p.check == check::bw && (p.client_to_server || p.server_to_client)
-                                     ? nlohmann::json{{"client_to_server", transfer_json(p.client_to_server)},
-                                                      {"server_to_client", transfer_json(p.server_to_client)}}
-                                     : nlohmann::json(nullptr)},
-                   {"run", fabric::value_or_null(run)}};
-  return j;
-}
 
 fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   auto env = from_environ();
@@ -193,7 +124,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   int n = static_cast<int>(where.hosts.size());
   if (port_cycle(opt.run.port, n) < max_late_rounds + 2)
     fabric::cli::usage_error(fmt::format("--port {}: too few ports above it for the rounds of {} hosts", opt.run.port, n));
-  bool group = opt.run.check == check::multicast;
+  bool group = !kind_of(opt.run.check).in_rounds;
   auto schedule = group ? std::vector<std::vector<pairing>>{} : schedule_of(opt.run, where);
   rep.round_count = group ? 1 : static_cast<int>(schedule.size());
   con.set_role("rank");

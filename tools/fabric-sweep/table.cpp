@@ -1,6 +1,6 @@
 // The human table: a row per host, a cell per ordered pair, each found in
 // O(1), and the lines that name the failed, re-tested and worst.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include "fabric/console.hpp"
 #include "fabric/wait.hpp"
@@ -37,8 +37,9 @@ std::string format_matrix(const matrix& m) {
   std::size_t w = 6;
   for (const auto& h : m.hosts) w = std::max(w, fabric::printable(h).size());
   bool bw = measures_bandwidth(m.check);
-  if (m.check == check::multicast)
-    s += "multicast: ok when each of a pair heard all of the other's datagrams; FAIL failed, ? not reported\n";
+  if (kind_of(m.check).judged == judged_by::delivery)
+    s += fmt::format("{}: ok when each of a pair heard all of the other's datagrams; FAIL failed, ? not reported\n",
+                     check_name(m.check));
   else if (bw)
     s += "Gb/s of RDMA WRITE bandwidth from the row's host to the column's; ! below the bar, . not measured, FAIL failed, "
          "? not reported\n";

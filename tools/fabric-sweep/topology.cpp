@@ -1,5 +1,5 @@
 // The page's groups from Slurm's topology.conf: each leaf switch's hosts.
-#include "sweep_report.hpp"
+#include "report.hpp"
 
 #include "fabric/console.hpp"
 #include "fabric/hostlist.hpp"

@@ -5,7 +5,12 @@
 /// pairs to run again. Memory is for the pairs (a compact record each,
 /// host indices, not names), never for the input text.
 
-#include "sweep.hpp"
+#include "checks.hpp"
+#include "options.hpp"
+#include "verdict.hpp"
+
+#include "fabric/console.hpp"
+#include "fabric/stats.hpp"
 
 #include <cstddef>
 #include <cstdint>

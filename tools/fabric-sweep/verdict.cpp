@@ -1,6 +1,6 @@
 // Outliers: the fleet's median and spread of round-trip times, and the
 // pairs far above it.
-#include "sweep.hpp"
+#include "verdict.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -30,8 +30,6 @@ spread spread_of(std::vector<double> p50s) {
   return s;
 }
 
-bool measures_bandwidth(check c) noexcept { return c == check::bw; }
-
 std::optional<double> fleet_bar::bar_gbps() const {
   std::optional<double> bar = expect_gbps;
   if (best_gbps) bar = std::max(bar.value_or(0.0), bw_fraction * *best_gbps);
@@ -45,7 +43,8 @@ std::vector<std::size_t> slow_pairs(check c, const std::vector<double>& figures,
   constexpr std::size_t fleet_size = 3;
   std::vector<std::size_t> out;
   bar = {};
-  if (measures_bandwidth(c)) {
+  if (kind_of(c).judged == judged_by::delivery) return out;  // no figures: a pair passes or fails
+  if (kind_of(c).judged == judged_by::bandwidth) {
     bar.bw_fraction = o.bw_fraction;
     bar.expect_gbps = o.expect_gbps;
     if (figures.size() >= fleet_size) {

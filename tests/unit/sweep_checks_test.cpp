@@ -1,0 +1,91 @@
+// fabric-sweep's checks are one table: the schema's lists of checks and
+// the man page's --check paragraph name exactly its entries.
+#include "fabric-sweep/checks.hpp"
+#include "fabric-sweep/options.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+std::vector<std::string> table_names() {
+  std::vector<std::string> out;
+  for (const auto& k : sweep::check_kinds()) out.emplace_back(k.name);
+  return out;
+}
+
+TEST(sweep_checks, the_table_is_in_the_order_of_the_enum_and_every_word_reads_back) {
+  for (const auto& k : sweep::check_kinds()) {
+    EXPECT_EQ(&sweep::kind_of(k.id), &k);
+    EXPECT_EQ(sweep::check_of(k.name), k.id);
+    EXPECT_EQ(k.in_rounds, k.run != nullptr) << k.name << ": a check in rounds runs a pair, one that is not does not";
+    EXPECT_TRUE(k.line) << k.name;
+    EXPECT_TRUE(k.default_count > 0 || k.default_duration_ms > 0) << k.name << " counts or runs for a time";
+    EXPECT_LE(k.default_size, k.max_size) << k.name;
+  }
+}
+
+TEST(sweep_checks, the_schemas_lists_of_checks_are_the_tables) {
+  auto schema = nlohmann::json::parse(read(FABRIC_SOURCE_DIR "/schemas/fabric-sweep.schema.json"));
+  int lists = 0;
+  // Every enum that names a check names them all, in the table's order
+  // (null besides, where the option may be absent).
+  std::function<void(const nlohmann::json&, const std::string&)> walk = [&](const nlohmann::json& j, const std::string& at) {
+    if (j.is_object()) {
+      for (const auto& [key, value] : j.items()) {
+        if (key == "enum" && value.is_array() && std::find(value.begin(), value.end(), "ping") != value.end()) {
+          std::vector<std::string> names;
+          for (const auto& v : value)
+            if (v.is_string()) names.push_back(v.get<std::string>());
+          EXPECT_EQ(names, table_names()) << at;
+          ++lists;
+        }
+        walk(value, at + "/" + key);
+      }
+    } else if (j.is_array()) {
+      for (const auto& v : j) walk(v, at);
+    }
+  };
+  walk(schema, "");
+  EXPECT_GE(lists, 3) << "the options' check, the pair lines' and the report's";
+}
+
+TEST(sweep_checks, the_man_pages_check_paragraph_names_every_check) {
+  auto man = read(FABRIC_SOURCE_DIR "/man/fabric-sweep.1");
+  auto at = man.find(".BI \\-\\-check \" check\"");
+  ASSERT_NE(at, std::string::npos);
+  auto end = man.find("\n.TP", at);
+  auto paragraph = man.substr(at, end - at);
+  for (const auto& name : table_names())
+    EXPECT_NE(paragraph.find("\n.B " + name + "\n"), std::string::npos) << name << " is not in --check's paragraph";
+}
+
+TEST(sweep_checks, defaults_come_from_the_table) {
+  sweep::run_options r;
+  r.check = sweep::check::bw;
+  EXPECT_FALSE(sweep::pair_count(r)) << "bw writes for a time";
+  EXPECT_EQ(sweep::pair_duration(r), 1000);
+  EXPECT_EQ(sweep::pair_size(r), 1 << 20);
+  r.count = 50;
+  EXPECT_EQ(sweep::pair_count(r), 50);
+  EXPECT_FALSE(sweep::pair_duration(r)) << "-C counts the writes instead";
+  r = {};
+  EXPECT_EQ(sweep::pair_count(r), 100);
+  EXPECT_EQ(sweep::pair_size(r), 64);
+  EXPECT_FALSE(sweep::pair_duration(r));
+}
+
+}  // namespace

@@ -1,0 +1,64 @@
+#pragma once
+/// Where the ranks meet rank 0 (meetings.cpp), and the lines they say
+/// there (meeting_lines.cpp): before the first round, before the
+/// multicast check's datagrams, and after the rounds to agree on the
+/// pairs to meet again.
+
+#include "options.hpp"
+#include "pair.hpp"
+#include "place.hpp"
+#include "rounds.hpp"
+#include "verdict.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sweep {
+
+/// What rank 0 told every rank at a meeting: who came, and which pairs to re-test.
+struct agreement {
+  std::vector<rank_pair> retest;
+  spread fleet;                    ///< latency checks
+  std::optional<double> bar_gbps;  ///< bw: the figure below which a pair was slow
+  int ranks_heard = 0;  ///< rank 0: the ranks whose times it had, itself included
+  std::string run;      ///< the run's identity, as rank 0 named it (the start)
+  std::vector<int> present;  ///< the ranks rank 0 heard, itself included, in order
+  std::string error;    ///< why there was none: rank 0 unreachable, ...
+};
+
+/// The two messages of the agreement, one JSON line each: a rank's
+/// measurements to rank 0, and rank 0's answer. The readers take what a
+/// peer sends for untrusted: nullopt for anything but a well-formed line
+/// of n hosts.
+std::string measurements_line(int rank, int sweep, const std::vector<measurement>& mine);
+std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n, int sweep);
+std::string agreement_line(const agreement& a);
+std::optional<agreement> read_agreement(std::string_view line, int n);
+
+/// After the rounds: every rank sends rank 0 what it measured (TCP, to
+/// --port on rank 0's address); rank 0 waits for the ranks it met, names
+/// the outliers and answers each. Every wait bounded; a failure is in
+/// agreement::error, never thrown (but Ctrl-C).
+agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                            int sweep, const std::vector<pair_result>& mine);
+
+/// The same exchange as a meeting point: rank 0 waits for every rank (up
+/// to 4 timeouts), then answers all it heard at once; the others wait for
+/// that answer. The multicast check's start line.
+agreement gather_everyone(const options& opt, const place& where, const std::vector<std::string>& addrs, int sweep);
+
+/// The meeting before the first round, so that the launcher's skew is
+/// never charged to a pair: as gather_everyone, and rank 0 names the run
+/// (`run`) and who came.
+agreement meet_at_start(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                        const std::string& run);
+
+/// The run's identity: the Slurm job and step when srun launched it (every
+/// rank knows it), else a name of rank 0's: its start time (UTC) and a
+/// random number, so that later runs sort after earlier ones.
+std::string new_run_id(const environment& env);
+
+}  // namespace sweep

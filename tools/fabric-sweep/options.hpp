@@ -1,0 +1,76 @@
+#pragma once
+/// fabric-sweep's command line: the options of a rank of the sweep, of
+/// the report and of the health check, and the rules that judge pairs.
+
+#include "checks.hpp"
+
+#include "fabric/acm.hpp"
+#include "fabric/cli.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sweep {
+
+struct run_options {
+  std::string hosts;            ///< --hosts: host list; default Slurm's node list
+  std::optional<int> rank;      ///< --rank: default from Slurm, or our host name in the list
+  std::string address = "{host}";  ///< --address: template of each host's RDMA address
+  std::string address_file;     ///< --address-file: "host address" lines
+  int port = 18515;             ///< --port: the first round's rdma_cm port
+  std::optional<int> count;     ///< -C: pings, connections, datagrams, lookups or writes per pair (pair_count)
+  std::optional<int> size;      ///< -S: bytes per ping, datagram or write (pair_size)
+  std::optional<int> duration_ms;  ///< --duration: how long each direction writes (bw; pair_duration)
+  bool unidirectional = false;  ///< --unidirectional: bw from the client (higher rank) to the server only
+  bool quick = false;           ///< --quick: one round, the lower half of the hosts against the upper
+  std::string pairs_file;       ///< --pairs: the pairs to meet, 'host host' or 'round host host' lines
+  int timeout_ms = 10000;       ///< --timeout: bound on each pair
+  int retests = 1;              ///< --retests: extra meetings of each outlier pair
+  int repeat = 1;               ///< --repeat: sweeps to run, 0 until interrupted
+  int interval_ms = 0;          ///< --interval: from one sweep's start to the next's
+  sweep::check check = check::ping;  ///< --check: what each pair checks
+  std::string acm_service{fabric::acm::default_unix_path};  ///< --acm-service: the service of --check acm
+  std::string group = "239.255.185.15";  ///< --group: the multicast group of --check multicast
+};
+
+struct report_options {
+  std::vector<std::string> files;  ///< input files; none: stdin
+  std::string check;               ///< --check: the check to report (default: the first pair line's)
+  std::string html;                ///< --html FILE
+  std::string prometheus;          ///< --prometheus FILE (report and health)
+  bool prometheus_pairs = false;   ///< --prometheus-pairs: every pair's series, not only the bad ones
+  std::string csv;                 ///< --csv FILE: one row per pair
+  std::string outliers;            ///< --outliers FILE: the bad pairs as ROUND HOSTA HOSTB lines
+  std::string topology;            ///< --topology FILE: Slurm's topology.conf, the page's groups
+};
+
+/// What makes a pair slow (verdict.cpp): the run's re-tests and the
+/// report's verdicts both judge by these.
+struct verdict_options {
+  double outlier_factor = 2.5;        ///< --outlier-factor: latency checks, times the fleet's median
+  double bw_fraction = 0.93;          ///< --bw-fraction: bw, of the fleet's 90th percentile
+  std::optional<double> expect_gbps;  ///< --expect-gbps: bw, an absolute floor
+};
+
+/// What the command line asked for: a rank of a sweep, or a subcommand.
+enum class mode { rank, report, health };
+
+struct options {
+  fabric::cli::output_options out;
+  run_options run;
+  report_options report;
+  verdict_options verdict;         ///< the run's re-tests and the report's verdict
+  sweep::mode mode = mode::rank;
+};
+
+/// Declares the run options on `app` and the report and health subcommands.
+void add_options(CLI::App& app, options& opt);
+/// Checks what CLI11 cannot; throws a usage error.
+void validate(const options& opt);
+/// The options object of the document.
+nlohmann::json options_json(const options& opt);
+
+}  // namespace sweep

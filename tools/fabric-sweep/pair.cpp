@@ -1,0 +1,71 @@
+// One pair as one side sees it: its check run by the table's entry, and
+// its lines of output.
+#include "pair.hpp"
+
+#include "fabric/json_values.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sweep {
+
+namespace {
+
+nlohmann::json transfer_json(const std::optional<fabric::transfer>& t) {
+  if (!t) return nullptr;
+  return {{"bytes", t->bytes}, {"seconds", t->seconds}, {"gbps", t->gbps()}};
+}
+
+}  // namespace
+
+void run_check(const pair_job& job, pair_result& out) {
+  const auto& kind = kind_of(job.options.check);
+  if (!kind.run)
+    throw fabric::error(fabric::exit_code::usage, fmt::format("the {} check has no pairs of its own", kind.name));
+  kind.run(job, out);
+}
+
+std::optional<double> lower_gbps(const pair_result& p) {
+  std::optional<double> low;
+  for (const auto& way : {p.client_to_server, p.server_to_client})
+    if (way) low = std::min(low.value_or(way->gbps()), way->gbps());
+  return low;
+}
+
+nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run) {
+  bool bandwidth = p.client_to_server || p.server_to_client;
+  return {{"kind", "pair"},
+          {"index", index},
+          {"ok", p.ok},
+          {"error", p.ok ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
+          {"check", check_name(p.check)},
+          {"sweep", p.sweep + 1},
+          {"round", p.round + 1},
+          {"retest", p.retest},
+          {"server", p.server},
+          {"client", p.client},
+          {"side", p.role},
+          {"port", p.port},
+          {"pings", p.pings},
+          {"connections", fabric::value_or_null(p.connections)},
+          {"sent", fabric::value_or_null(p.sent)},
+          {"lost", fabric::value_or_null(p.lost)},
+          {"lookups", fabric::value_or_null(p.lookups)},
+          {"connect_us", fabric::value_or_null(p.connect_us)},
+          {"elapsed_us", p.elapsed_us},
+          {"latency", fabric::value_or_null(p.latency)},
+          {"bandwidth", bandwidth ? nlohmann::json{{"client_to_server", transfer_json(p.client_to_server)},
+                                                   {"server_to_client", transfer_json(p.server_to_client)}}
+                                  : nlohmann::json(nullptr)},
+          {"run", fabric::value_or_null(run)}};
+}
+
+std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size) {
+  std::string head = fmt::format("{}{} {}: {} <-> {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
+                                 p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
+  if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
+  return fmt::format("{}: {}", head, kind_of(p.check).line(p, size));
+}
+
+}  // namespace sweep

@@ -1,0 +1,66 @@
+#pragma once
+/// One pair as one side of it sees it: what the check is handed, what it
+/// measured, and the pair's line of output (a human line, a JSON object).
+
+#include "checks.hpp"
+#include "options.hpp"
+
+#include "fabric/meet.hpp"
+#include "fabric/rc_bandwidth.hpp"
+#include "fabric/stats.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sweep {
+
+/// What one side of one pair is to do, as the run hands it to its check.
+struct pair_job {
+  const run_options& options;
+  bool serving = false;          ///< the server side listens and answers, the client side dials and measures
+  std::string peer_addr;         ///< the peer's RDMA address (acm: the address each side looks up)
+  std::uint16_t port = 0;
+  fabric::pair_bounds bounds;    ///< meet the peer by bounds.meet, end within bounds.work of the meeting
+};
+
+/// One pair as one side saw it.
+struct pair_result {
+  sweep::check check = check::ping;
+  int sweep = 0;                ///< which sweep of --repeat (0 the first)
+  int round = 0;
+  bool retest = false;          ///< an extra meeting of an outlier pair
+  int server_rank = 0, client_rank = 0;
+  std::string server, client;   ///< host names
+  std::string role;             ///< which side this is: server, client
+  int port = 0;
+  bool ok = false;
+  std::string error;
+  std::optional<fabric::latency_summary> latency;  ///< client side: round trips, or connection setup
+  std::optional<double> connect_us;
+  double elapsed_us = 0;        ///< the pair on this side, waiting for the peer included
+  std::uint64_t pings = 0;      ///< round trips completed (ping, ud)
+  std::optional<std::uint64_t> connections;  ///< connections made (connect)
+  std::optional<std::uint64_t> sent, lost;   ///< datagrams (ud; lost: client side)
+  std::optional<std::uint64_t> lookups;      ///< ACM lookups answered (acm)
+  std::optional<fabric::transfer> client_to_server, server_to_client;  ///< bw: each direction, as its writer measured it
+};
+
+/// A bw pair's figure: its lower measured direction, in Gb/s; nullopt for
+/// other checks, or before its figures came.
+std::optional<double> lower_gbps(const pair_result& p);
+
+/// One side of one pair, by its check's entry: fills `out`'s
+/// measurements, throws fabric::error when the check failed.
+void run_check(const pair_job& job, pair_result& out);
+
+/// A pair line: one side's word on one pair, with the run it belongs to.
+nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run);
+
+/// The human line of a pair: "round 2: a <-> b: " and its check's line,
+/// or the error; with --repeat, its sweep first.
+std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size);
+
+}  // namespace sweep

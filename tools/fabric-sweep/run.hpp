@@ -1,0 +1,37 @@
+#pragma once
+/// One process of the sweep: its pairs, round by round, and its document.
+
+#include "meetings.hpp"
+#include "options.hpp"
+#include "pair.hpp"
+#include "place.hpp"
+
+#include "fabric/console.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sweep {
+
+/// This rank's part: with --repeat, the last sweep's pairs (memory stays
+/// constant however long it runs) and counts over all sweeps.
+struct run_report {
+  std::optional<place> where;
+  std::optional<std::string> run;     ///< the run's identity, once known
+  std::optional<double> start_us;     ///< the meeting before the first round
+  std::vector<int> absent;            ///< ranks that did not come to it
+  int round_count = 0;
+  int retest_rounds = 0;          ///< the last sweep's
+  std::optional<agreement> agreed;
+  std::vector<pair_result> pairs;  ///< the last sweep's
+  std::optional<double> elapsed_us;  ///< the last sweep's
+  int sweeps = 0;                 ///< sweeps ended
+  int failed_sweeps = 0;          ///< sweeps with a failed pair
+};
+
+/// This rank's sweep: its pairs, round by round.
+fabric::verdict run(const options& opt, run_report& rep, fabric::console& con);
+void to_json(nlohmann::json& j, const options& opt, const run_report& rep);
+
+}  // namespace sweep

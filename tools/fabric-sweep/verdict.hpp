@@ -1,0 +1,56 @@
+#pragma once
+/// What makes a pair slow, by the rule of its check, in one place: rank
+/// 0's choice of the pairs to re-test and the report's verdicts both judge
+/// by it.
+
+#include "checks.hpp"
+#include "options.hpp"
+#include "rounds.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <vector>
+
+namespace sweep {
+
+/// The fleet's middle and spread of p50 round-trip times.
+struct spread {
+  double median = 0, mad = 0;  ///< MAD: median absolute deviation
+  std::size_t samples = 0;
+};
+spread spread_of(std::vector<double> p50s);
+
+/// What the figures were judged against.
+struct fleet_bar {
+  spread fleet;                      ///< latency checks: the pairs' p50s
+  double outlier_factor = 0;         ///< latency checks: the factor of the median judged by
+  std::optional<double> best_gbps;   ///< bw: the 90th percentile (nearest rank) of the pairs' figures
+  double bw_fraction = 0;            ///< bw: the fraction of best_gbps a pair must reach
+  std::optional<double> expect_gbps; ///< bw: the absolute floor asked for
+  /// bw: the figure below which a pair is slow (the higher of the two
+  /// floors); nullopt when neither applies.
+  [[nodiscard]] std::optional<double> bar_gbps() const;
+};
+
+/// The rule of each check, in one place: a latency check's pair is slow
+/// above `outlier_factor` times the fleet's median p50 and 3 scaled MADs
+/// above it (judged with three pairs or more, so that noise and a fleet
+/// of two are not outliers); a bw pair is slow below `bw_fraction` of the
+/// fleet's 90th percentile (three pairs or more), or below `expect_gbps`.
+/// `figures` are p50s in us or bandwidths in Gb/s, one per pair; returns
+/// the indices of the slow ones, ascending, and the bar in `bar`.
+std::vector<std::size_t> slow_pairs(check c, const std::vector<double>& figures, const verdict_options& o,
+                                    fleet_bar& bar);
+
+/// A client's measurement of one pair: its figure, a p50 in us or a
+/// bandwidth in Gb/s by the check.
+struct measurement {
+  rank_pair pair;
+  double figure = 0;
+};
+
+/// The slow pairs among a check's measurements, in rank order
+/// (slow_pairs' rule), and the bar they were judged by.
+std::vector<rank_pair> outliers(check c, const std::vector<measurement>& all, const verdict_options& o, fleet_bar& bar);
+
+}  // namespace sweep
