@@ -201,7 +201,7 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
     v = verdict_of(std::current_exception());
   }
   if (v.code == exit_code::interrupted && v.reason.empty()) v.reason = "interrupted";
-  con.finish(document(t, v, true), v.ok() ? std::string_view{} : std::string_view{v.reason});
+  con.finish(document(t, v, true), v.ok() || v.told ? std::string_view{} : std::string_view{v.reason});
   return static_cast<int>(v.code);
 }
 

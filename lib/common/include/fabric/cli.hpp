@@ -58,7 +58,8 @@ struct tool {
 };
 
 /// Parses argv into `app`, validates, runs the body and prints the outcome:
-/// human output and `tool: error: reason` on stderr, or the JSON document.
+/// human output and `tool: error: reason` on stderr (none when the verdict
+/// was told already), or the JSON document.
 /// Returns the process exit code. Also adds --version.
 int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out);
 
