@@ -132,6 +132,8 @@ check "-l json warns on stderr" grep -q "cannot block multicast loopback" "$LAST
 expect_rc 3 "-S over the MTU" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -S 2000 $T
 check "MTU named" grep -q "larger than the path MTU 1024" "$LAST_ERR"
 expect_rc 2 "no group: usage" "$BIN/mckey" -b "$ADDR"
+expect_rc 4 "a group name with a terminal escape: resolve_failed" "$BIN/mckey" -m $'g\e]0;pwned\a.invalid' -b "$ADDR" $T
+check "the group name is escaped" grep -qF 'g\x1b]0;pwned\x07.invalid' "$LAST_ERR"
 expect_rc 2 "-M without -b: usage" "$BIN/mckey" -M ff0e::1
 expect_rc 2 "bad -p: usage" "$BIN/mckey" -m "$GROUP" -p 0x106
 expect_rc 2 "usage json" "$BIN/mckey" -j

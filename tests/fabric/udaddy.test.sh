@@ -107,6 +107,10 @@ check "missing connection named" grep -q "1 of 2 connections arrived" "$(bg_err 
 # client as long as it takes, and Ctrl-C still leaves a JSON document.
 expect_rc 5 "no server: connect_failed" "$BIN/udaddy" -s "$ADDR" --timeout 3000
 check "no server is named" grep -q "no udaddy server listens on $ADDR port 7174" "$LAST_ERR"
+# A host name that cannot be looked up is quoted escaped: a terminal
+# escape in it reaches stderr as text.
+expect_rc 4 "a host name with a terminal escape: resolve_failed" "$BIN/udaddy" -s $'h\e]0;pwned\a.invalid' --timeout 3000
+check "the host name is escaped" grep -qF 'h\x1b]0;pwned\x07.invalid' "$LAST_ERR"
 expect_rc 130 "server ends on SIGINT" timeout --preserve-status -s INT 3 "$BIN/udaddy" -b "$ADDR" -j
 check "interrupted json" json_check "$LAST_OUT" 'd["exit_code"] == 130 and d["role"] == "server" and not d["ok"]'
 

@@ -16,7 +16,7 @@ namespace {
 /// -A / -O; prints the original's lines; returns the original's status.
 int generate(const options& opt, report& r, const printer& out, hard_failure& hard) {
   auto attempt = [&](const char* kind, const std::string& name, auto&& make_text, const char* failure) {
-    if (opt.verbose) out("Generating {}/{}\n", opt.dir, name);
+    if (opt.verbose) out("Generating {}/{}\n", fabric::printable(opt.dir), fabric::printable(name));
     try {
       auto path = write_config(opt.dir, name, make_text());
       r.files.push_back({kind, path});

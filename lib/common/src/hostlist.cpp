@@ -1,5 +1,6 @@
 #include "fabric/hostlist.hpp"
 
+#include "fabric/console.hpp"
 #include "fabric/error.hpp"
 
 #include <fmt/format.h>
@@ -11,7 +12,7 @@ namespace fabric {
 namespace {
 
 [[noreturn]] void bad(std::string_view text, std::string_view why) {
-  throw error(exit_code::usage, fmt::format("host list '{}': {}", text, why));
+  throw error(exit_code::usage, fmt::format("host list '{}': {}", printable(text), why));
 }
 
 /// The names of one bracket's ranges: "01-03,7" gives 01 02 03 7.
@@ -30,7 +31,7 @@ std::vector<std::string> expand_ranges(std::string_view whole, std::string_view 
       return !t.empty() && ec == std::errc() && p == t.data() + t.size();
     };
     if (!number(lo_text, lo) || !number(hi_text, hi) || hi < lo)
-      bad(whole, fmt::format("'{}' is not N or N-M with N <= M", item));
+      bad(whole, fmt::format("'{}' is not N or N-M with N <= M", printable(item)));
     if (hi - lo >= max_hostlist_names) bad(whole, "more names than a host list may hold");
     for (auto v = lo; v <= hi; ++v) out.push_back(fmt::format("{:0{}}", v, lo_text.size()));
     if (comma == std::string_view::npos) break;

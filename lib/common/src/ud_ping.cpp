@@ -2,6 +2,7 @@
 
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
+#include "fabric/console.hpp"
 #include "fabric/rc.hpp"
 #include "fabric/ud.hpp"
 
@@ -78,8 +79,8 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadlin
   c->ep = std::make_unique<ud_endpoint>(c->id.get(), ud_config{datagram_bytes(plan), 1, recv_slots, false});
   c->ep->post_recvs(recv_slots);
   rdma_conn_param param{};
-  std::string what = fmt::format("the UD server at {} port {}", plan.addr, plan.port);
-  check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", plan.addr));
+  std::string what = fmt::format("the UD server at {} port {}", printable(plan.addr), plan.port);
+  check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", printable(plan.addr)));
   for (;;) {
     auto ev = c->channel.next(until);
     if (!ev) throw error(exit_code::timeout, fmt::format("no answer from {} in time", what));
