@@ -114,6 +114,18 @@ expect_rc 0 "oversize sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 5 -S 100
 expect_bg rcv 7 "receiver of oversize datagrams: protocol error" 30
 check "oversize datagram named" grep -q "a datagram larger than our 100-byte messages arrived" "$(bg_err rcv)"
 
+# Datagrams as large as the MTU, to a receiver that expects 64 bytes, then
+# the sender it waits for: every receive has room for the large ones, so
+# they are counted and dropped, and the receiver still hears its sender.
+start_bg rcv "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 5 -S 64 -j $T
+wait_attached || fail "MTU-sized datagrams: the receiver did not join"
+expect_rc 0 "MTU-sized sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 5 -S 1024 --delay 0 $T
+expect_rc 0 "the receiver's own sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 5 -S 64 --delay 0 $T
+expect_bg rcv 0 "receiver of MTU-sized datagrams: still served" 30
+check "the receiver counts the oversize datagrams" json_check "$(bg_out rcv)" \
+  'd["ok"] and d["results"][0]["received"] == 5 and d["results"][0]["oversize"] == 5'
+check "the receiver names them on stderr" grep -q "dropped 5 datagrams larger than 64 bytes" "$(bg_err rcv)"
+
 # Requests only InfiniBand can serve are refused, naming the link layer.
 expect_rc 3 "-M on RoCE: no_device" "$BIN/mckey" -M ff0e::1234 -b "$ADDR" $T
 check "-M names the link layer" grep -q "needs an InfiniBand port; rxe0 port 1 is Ethernet" "$LAST_ERR"

@@ -63,6 +63,7 @@ private:
     // Only named in messages, and the user's own text: escaped once here.
     group_ = printable(unmapped_ ? opt_.unmapped_group : opt_.group);
     rep_.role = opt_.sender ? "sender" : "receiver";
+    rep_.size = static_cast<std::uint32_t>(opt_.size);
     con_.set_role(rep_.role);
   }
 
@@ -231,6 +232,10 @@ private:
       auto& r = result(*m);
       r.received = m->traffic->received();
       r.verify_errors = m->traffic->verify_errors();
+      r.oversize = m->traffic->oversize();
+      if (r.oversize > 0)
+        con_.warning(fmt::format("qp {}: dropped {} datagrams larger than {} bytes (-S)", m->index, r.oversize,
+                                 opt_.size));
     }
     rep_.elapsed_us = us_since(t0);
     if (judge(rep_).ok()) say("data transfers complete");

@@ -68,6 +68,7 @@ private:
       if (!tos.warning.empty()) con_.warning(tos.warning);
     }
     rep_.role = client() ? "client" : "server";
+    rep_.size = static_cast<std::uint32_t>(opt_.size);
     con_.set_role(rep_.role);
   }
 
@@ -321,8 +322,12 @@ private:
       r.received = c->traffic->received();
       r.verify_errors = c->traffic->verify_errors();
       r.strangers = c->traffic->strangers();
+      r.oversize = c->traffic->oversize();
       if (r.strangers > 0)
         con_.warning(fmt::format("connection {}: ignored {} datagrams from other senders", c->index, r.strangers));
+      if (r.oversize > 0)
+        con_.warning(fmt::format("connection {}: dropped {} datagrams larger than {} bytes (-S)", c->index, r.oversize,
+                                 opt_.size));
     }
   }
 

@@ -126,6 +126,11 @@ group_outcome group_member::exchange(const deadline& until) {
       auto slot = ud_endpoint::slot_of(wc);
       if (wc.status == IBV_WC_WR_FLUSH_ERR)
         throw error(exit_code::connect_failed, fmt::format("receives from {} flushed", printable(plan.group)));
+      if (wc.status == IBV_WC_SUCCESS && oversize(wc.byte_len, plan.size)) {
+        ++out.oversize;
+        ep.post_recv(slot);
+        continue;
+      }
       std::optional<tag> t;
       if (wc.status == IBV_WC_SUCCESS && wc.byte_len >= grh_bytes + header_bytes)
         t = read_tag(ep.payload(slot, wc.byte_len - grh_bytes));

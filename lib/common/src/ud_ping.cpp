@@ -35,9 +35,9 @@ std::uint64_t number_of(std::span<const std::byte> payload) {
 }
 
 /// Throws for a completion that ends the exchange: a failed send, or a
-/// receive flushed because the QP broke. Any other failed receive (a
-/// datagram too long for its slot, which anyone who knows the QPN can
-/// send) is a stranger's: false, and its slot goes back.
+/// receive flushed because the QP broke. Any other failed receive (none
+/// is expected: every receive holds what the port can deliver) is taken
+/// for a stranger's: false, and its slot goes back.
 bool usable(const ibv_wc& wc, const std::string& peer) {
   if (wc.status == IBV_WC_SUCCESS) return true;
   if (!ud_endpoint::is_send(wc) && wc.status != IBV_WC_WR_FLUSH_ERR) return false;
@@ -150,6 +150,11 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const deadline& unti
         continue;
       }
       auto slot = ud_endpoint::slot_of(wc);
+      if (good && oversize(wc.byte_len, size)) {
+        ++out.oversize;
+        ep.post_recv(slot);
+        continue;
+      }
       auto length = payload_length(wc);
       auto grh = ep.grh(slot);
       if (!good || !length || (expected_gid && !from_source(wc, grh, *expected_gid, sender)) || (sender && wc.src_qp != *sender)) {
@@ -238,7 +243,9 @@ datagram_outcome send_datagrams(const datagram_plan& plan, const deadline& until
         }
         auto rslot = ud_endpoint::slot_of(wc);
         auto length = payload_length(wc);
-        if (!good || !length || wc.src_qp != c->server.qpn) {
+        if (good && oversize(wc.byte_len, datagram_bytes(plan))) {
+          ++out.oversize;
+        } else if (!good || !length || wc.src_qp != c->server.qpn) {
           ++out.strangers;
         } else if (number_of(ep.payload(rslot, *length)) == number && !reply) {
           out.rtt.add(us_since(sent_at));
