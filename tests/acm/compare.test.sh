@@ -36,7 +36,8 @@ if grep -q '^Resolve Count : 1$' "$WORK/orig"; then pass "rdma-core's ib_acme re
 stop_responder "$RESPONDER_PID"
 
 # same ARGS...: a fresh stand-in for each tool (the counters move), the
-# same stdout, and our exit status as documented for theirs.
+# same stdout and stderr, and our exit status as documented for theirs.
+# With -V ours may add one line, its error line naming what failed.
 same() {
   local args=("$@") orc=0 rc=0 want
   responder cmp
@@ -50,8 +51,15 @@ same() {
   want=0
   [ "$orc" -ne 0 ] && want=1
   grep -Eqi 'failed|not available' "$WORK/ours" && want=1
+  local ours_err=$WORK/ours.err
+  if [[ " ${args[*]} " == *" -V "* ]]; then
+    grep -v '^ib_acme: error: ' "$WORK/ours.err" >"$WORK/ours.err-V" || true
+    ours_err=$WORK/ours.err-V
+  fi
   if ! diff -u "$WORK/orig" "$WORK/ours" >"$WORK/diff"; then
     fail "same output: ib_acme ${args[*]}"; sed 's/^/    | /' "$WORK/diff" | head -20
+  elif ! diff -u "$WORK/orig.err" "$ours_err" >"$WORK/diff"; then
+    fail "same stderr: ib_acme ${args[*]}"; sed 's/^/    | /' "$WORK/diff" | head -20
   elif [ "$rc" -ne "$want" ]; then
     fail "exit status of ib_acme ${args[*]}: $rc (theirs $orc, want $want)"
   else
@@ -98,6 +106,22 @@ same -e 4
 same -e -P
 same -d 10.0.0.5 -P -e
 same -V -d 10.0.0.5
+
+# A destination the service does not know: the original's stderr stays
+# empty, and so does ours; the count of failed lookups is in the JSON and,
+# with -V, on stderr.
+same -f i -d 10.0.0.250
+same -f i -d 10.0.0.[5,250]
+responder unknown
+rc=0; capped 20 "$WORK/u" "$OURS" -S "$WORK/unknown.sock" -f i -d 10.0.0.250 -j || rc=$?
+if [ "$rc" -eq 1 ] && json_check "$WORK/u" 'd["error"] == "1 of 1 lookups failed" and d["summary"]["failed"] == 1'; then
+  pass "unknown destination: the JSON counts the failed lookup"
+else fail "unknown destination JSON (exit $rc)"; cat "$WORK/u"; fi
+rc=0; capped 20 "$WORK/u" "$OURS" -S "$WORK/unknown.sock" -f i -d 10.0.0.250 -V || rc=$?
+if [ "$rc" -eq 1 ] && [ "$(cat "$WORK/u.err")" = "ib_acme: error: 1 of 1 lookups failed" ]; then
+  pass "unknown destination: -V names the count on stderr"
+else fail "unknown destination -V (exit $rc)"; cat "$WORK/u.err"; fi
+stop_responder "$RESPONDER_PID"
 
 # Services: a list, and one that is not there.
 responder multi

@@ -113,6 +113,54 @@ check "rping: the stray bytes are replaced, not dropped" doc '"\ufffd" in d["err
 run ib_acme -d $'node\xff' -S /nonexistent/ibacm.sock -j --timeout 1000
 check "ib_acme: a non-UTF-8 destination still gives a valid document" valid_document
 
+# Input quoted in a message is escaped (fabric::printable): a terminal
+# escape in an option, a file name or a host name reaches stderr and
+# stdout as text (\x1b), never as the byte, and the JSON error says the
+# same. raw_free: nothing on stdout or stderr but printable ASCII, tabs and
+# newlines. (Host names that udaddy and mckey look up are checked in the
+# fabric tests: here they stop at the missing device first.)
+raw_free() {
+  local f
+  for f in "$WORK/out" "$WORK/err"; do [ "$(LC_ALL=C tr -d '\11\12\40-\176' <"$f" | wc -c)" -eq 0 ] || return 1; done
+}
+E=$'\e[2J'
+T=$'\e]0;pwned\a'   # a title change: host names with [ are ranges to ib_acme
+mkdir -m 700 "$WORK/cfg"
+ln -s /dev/null "$WORK/cfg/ibacm${E}.cfg"   # a file -O must refuse to replace
+# NAME|ARGS (split on spaces); a NAME ending in "(warning)" fails for
+# another reason than the input, which only a warning quotes; one ending in
+# "(json)" asks for JSON output itself.
+hostile=(
+  "ib_acme bad range|ib_acme -f n -d evil${E}name"
+  "ib_acme bad source range|ib_acme -s a[${E}] -d 1"
+  "ib_acme unknown --service-user|ib_acme -d 1 --service-user u${E}"
+  "ib_acme -O into a missing -D|ib_acme -O -D $WORK/no/such${E}dir"
+  "ib_acme -O onto a symbolic link|ib_acme -O ibacm${E}.cfg -D $WORK/cfg"
+  "ib_acme unreachable service|ib_acme -d 1 -S /nonexistent/s${T}.sock"
+  "ib_acme service host name|ib_acme -d 1 -S h${T}.invalid"
+  "udaddy -f|udaddy -s 10.0.0.1 -f m${E}ac"
+  "udaddy -P|udaddy -P u${E}"
+  "udaddy -p|udaddy -p 0x${E}"
+  "udaddy -C, not a number|udaddy -C 1${E}"
+  "udaddy -t|udaddy -s 10.0.0.1 -t 999${E}"
+  "udaddy -t, not a number (warning)|udaddy -s 10.0.0.1 -t x${E} --timeout 1000"
+  "mckey -p|mckey -m 239.1.1.1 -p ${E}"
+  "rping --retry|rping -c -a 10.0.0.1 --retry r${E}"
+  "--json value (json)|rping --json=d${E}"
+  "fabric-sweep --hosts|fabric-sweep --hosts n[1-${E}] --rank 0"
+  "unknown option|udaddy --no-such${E}"
+)
+for entry in "${hostile[@]}"; do
+  name=${entry%%|*}
+  IFS=' ' read -r -a argv <<<"${entry#*|}"
+  run "${argv[@]}"
+  check "escaped: $name (exit $rc): no raw bytes on stdout or stderr" raw_free
+  [[ $name == *"(json)" ]] || check "escaped: $name: stderr quotes it as \\x1b" grep -qF '\x1b' "$WORK/err"
+  [[ $name == *"(warning)" ]] && continue
+  run "${argv[@]}" -j
+  check "escaped: $name, -j: the JSON error quotes it the same" doc '"\\x1b" in d["error"]'
+done
+
 # fabric-sweep report's HTML page renders: the page parses, its heat map
 # is well-formed SVG with a cell for each ordered pair of hosts, a hostile
 # host name is text (no markup of its own), and nothing is fetched.

@@ -23,10 +23,11 @@ wait_joined() {
 # wait_attached: waits (10 s at most) until a QP of this host is attached
 # to GROUP, for a receiver that prints no "joined" lines (-j): Soft-RoCE
 # then listens on the Ethernet address the group's GID maps to.
-GROUP_MAC=$(printf '33:33:%02x:%02x:%02x:%02x' ${GROUP//./ })
+# wait_attached GROUP waits for that group instead.
 wait_attached() {
-  local until=$((SECONDS + 10))
-  until ip maddr show dev "$FABRIC_NETDEV" | grep -qE "link +$GROUP_MAC\b"; do
+  local group=${1:-$GROUP} until=$((SECONDS + 10)) mac
+  mac=$(printf '33:33:%02x:%02x:%02x:%02x' ${group//./ })
+  until ip maddr show dev "$FABRIC_NETDEV" | grep -qE "link +$mac\b"; do
     [ $SECONDS -lt $until ] || return 1
     sleep 0.1
   done
@@ -114,6 +115,21 @@ expect_rc 0 "oversize sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 5 -S 100
 expect_bg rcv 7 "receiver of oversize datagrams: protocol error" 30
 check "oversize datagram named" grep -q "a datagram larger than our 100-byte messages arrived" "$(bg_err rcv)"
 
+# Datagrams as large as the MTU, to a receiver that expects 64 bytes, then
+# the sender it waits for: every receive has room for the large ones, so
+# they are counted and dropped, and the receiver still hears its sender.
+# A group of its own: the last receiver of GROUP may still be leaving it,
+# and its attachment would pass for this one's.
+GROUP2=239.1.2.4
+start_bg rcv "$BIN/mckey" -m "$GROUP2" -b "$ADDR" -C 5 -S 64 -j $T
+wait_attached "$GROUP2" || fail "MTU-sized datagrams: the receiver did not join"
+expect_rc 0 "MTU-sized sender" "$BIN/mckey" -m "$GROUP2" -b "$ADDR" -s -C 5 -S 1024 --delay 0 $T
+expect_rc 0 "the receiver's own sender" "$BIN/mckey" -m "$GROUP2" -b "$ADDR" -s -C 5 -S 64 --delay 0 $T
+expect_bg rcv 0 "receiver of MTU-sized datagrams: still served" 30
+check "the receiver counts the oversize datagrams" json_check "$(bg_out rcv)" \
+  'd["ok"] and d["results"][0]["received"] == 5 and d["results"][0]["oversize"] == 5'
+check "the receiver names them on stderr" grep -q "dropped 5 datagrams larger than 64 bytes" "$(bg_err rcv)"
+
 # Requests only InfiniBand can serve are refused, naming the link layer.
 expect_rc 3 "-M on RoCE: no_device" "$BIN/mckey" -M ff0e::1234 -b "$ADDR" $T
 check "-M names the link layer" grep -q "needs an InfiniBand port; rxe0 port 1 is Ethernet" "$LAST_ERR"
@@ -132,6 +148,8 @@ check "-l json warns on stderr" grep -q "cannot block multicast loopback" "$LAST
 expect_rc 3 "-S over the MTU" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -S 2000 $T
 check "MTU named" grep -q "larger than the path MTU 1024" "$LAST_ERR"
 expect_rc 2 "no group: usage" "$BIN/mckey" -b "$ADDR"
+expect_rc 4 "a group name with a terminal escape: resolve_failed" "$BIN/mckey" -m $'g\e]0;pwned\a.invalid' -b "$ADDR" $T
+check "the group name is escaped" grep -qF 'g\x1b]0;pwned\x07.invalid' "$LAST_ERR"
 expect_rc 2 "-M without -b: usage" "$BIN/mckey" -M ff0e::1
 expect_rc 2 "bad -p: usage" "$BIN/mckey" -m "$GROUP" -p 0x106
 expect_rc 2 "usage json" "$BIN/mckey" -j

@@ -107,6 +107,10 @@ check "missing connection named" grep -q "1 of 2 connections arrived" "$(bg_err 
 # client as long as it takes, and Ctrl-C still leaves a JSON document.
 expect_rc 5 "no server: connect_failed" "$BIN/udaddy" -s "$ADDR" --timeout 3000
 check "no server is named" grep -q "no udaddy server listens on $ADDR port 7174" "$LAST_ERR"
+# A host name that cannot be looked up is quoted escaped: a terminal
+# escape in it reaches stderr as text.
+expect_rc 4 "a host name with a terminal escape: resolve_failed" "$BIN/udaddy" -s $'h\e]0;pwned\a.invalid' --timeout 3000
+check "the host name is escaped" grep -qF 'h\x1b]0;pwned\x07.invalid' "$LAST_ERR"
 expect_rc 130 "server ends on SIGINT" timeout --preserve-status -s INT 3 "$BIN/udaddy" -b "$ADDR" -j
 check "interrupted json" json_check "$LAST_OUT" 'd["exit_code"] == 130 and d["role"] == "server" and not d["ok"]'
 
@@ -140,6 +144,16 @@ check "the client got every reply" grep -q "^replies 10 of 10$" "$WORK/client.ou
 check "the server counts the stranger's datagrams apart" json_check "$WORK/srv.out" \
   'd["ok"] and d["results"][0]["received"] == 10 and d["results"][0]["strangers"] == 5'
 check "the server names the strangers on stderr" grep -q "ignored 5 datagrams from other senders" "$WORK/srv.err"
+
+# The stranger sends datagrams as large as the MTU to a server that
+# expects 64 bytes: every receive has room for them, so they are counted
+# and dropped, and the server goes on serving its client.
+pair "MTU-sized datagrams from a stranger" 0 0 "$BIN/udaddy -b $ADDR -C 10 -S 64 -j $T" \
+  "$BIN/../tests/ud_stranger 10.254.254.1 $ADDR 10 64 1024"
+check "the client got every reply despite them" grep -q "^replies 10 of 10$" "$WORK/client.out"
+check "the server counts the oversize datagrams" json_check "$WORK/srv.out" \
+  'd["ok"] and d["results"][0]["received"] == 10 and d["results"][0]["oversize"] == 5 and d["results"][0]["lost"] == 0'
+check "the server names them on stderr" grep -q "dropped 5 datagrams larger than 64 bytes" "$WORK/srv.err"
 ip addr del 10.254.254.1/32 dev "$DEV"
 
 finish

@@ -1,11 +1,13 @@
 // A udaddy client with a stranger beside it, for the UD tests. It connects
 // to a udaddy server as udaddy does (SIDR), and before it sends a word, a
 // second QP from another GID of this host (the address FROM, which must be
-// on a local interface) sends datagrams to the server's QP with rdma_cm's
-// UDP Q_Key. Then the client sends COUNT messages and waits for the
-// server's COUNT replies: a server that took the stranger for its client
-// answers the stranger instead.
-//   ud_stranger FROM SERVER COUNT
+// on a local interface) sends datagrams of STRANGER_SIZE bytes (default:
+// SIZE) to the server's QP with rdma_cm's UDP Q_Key. Then the client sends
+// COUNT messages of SIZE bytes (default 100, udaddy's -S) and waits for
+// the server's COUNT replies: a server that took the stranger for its
+// client answers the stranger instead, and one whose receives cannot hold
+// the stranger's datagrams has lost its QP.
+//   ud_stranger FROM SERVER COUNT [SIZE [STRANGER_SIZE]]
 // Exits 0 when every reply came back, 1 when not, 2 on bad use.
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
@@ -17,6 +19,7 @@
 #include <arpa/inet.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -27,12 +30,11 @@ namespace {
 
 constexpr std::uint32_t udp_qkey = 0x01234567;  // RDMA_UDP_QKEY
 constexpr int stranger_messages = 5;
-constexpr std::uint32_t size = 100;  // udaddy's default -S
 
 /// A bare UD QP that sends from the GID of `from`.
 class stranger {
 public:
-  stranger(ibv_context* ctx, const char* from) {
+  stranger(ibv_context* ctx, const char* from, std::uint32_t size) : size_(size) {
     ibv_gid want{};
     want.raw[10] = want.raw[11] = 0xff;
     if (inet_pton(AF_INET, from, want.raw + 12) != 1) throw std::runtime_error(fmt::format("{}: not IPv4", from));
@@ -61,7 +63,7 @@ public:
     ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE);
     a.qp_state = IBV_QPS_RTS;
     if (ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_SQ_PSN) != 0) throw std::runtime_error("QP to RTS failed");
-    buf_ = fabric::registered_buffer(pd_.get(), size, IBV_ACCESS_LOCAL_WRITE);
+    buf_ = fabric::registered_buffer(pd_.get(), std::max<std::uint32_t>(size, 1), IBV_ACCESS_LOCAL_WRITE);
   }
 
   /// Sends `n` datagrams to `qpn` at `dgid` and waits for their completions.
@@ -75,7 +77,7 @@ public:
     fabric::address_handle ah(ibv_create_ah(pd_.get(), &attr));
     if (!ah) throw std::runtime_error("ibv_create_ah failed");
     for (int i = 0; i < n; ++i) {
-      ibv_sge sge = buf_.sge(size);
+      ibv_sge sge = buf_.sge(size_);
       ibv_send_wr wr{}, *bad = nullptr;
       wr.opcode = IBV_WR_SEND_WITH_IMM;
       wr.imm_data = htobe32(qp_->qp_num);
@@ -96,6 +98,7 @@ public:
   }
 
 private:
+  std::uint32_t size_;
   int sgid_index_ = -1;
   fabric::protection_domain pd_;
   fabric::completion_queue cq_;
@@ -106,11 +109,13 @@ private:
 }  // namespace
 
 int main(int argc, char** argv) try {
-  if (argc != 4) {
-    fmt::print(stderr, "usage: ud_stranger FROM SERVER COUNT\n");
+  if (argc < 4 || argc > 6) {
+    fmt::print(stderr, "usage: ud_stranger FROM SERVER COUNT [SIZE [STRANGER_SIZE]]\n");
     return 2;
   }
   std::uint64_t count = std::stoul(argv[3]);
+  auto size = static_cast<std::uint32_t>(argc > 4 ? std::stoul(argv[4]) : 100);
+  auto stranger_size = static_cast<std::uint32_t>(argc > 5 ? std::stoul(argv[5]) : size);
   auto until = fabric::deadline::after(std::chrono::seconds(10));
 
   fabric::cm_channel ch;
@@ -122,7 +127,7 @@ int main(int argc, char** argv) try {
   auto addrs = fabric::resolve_pair(q, "");
   fabric::cm_id id = ch.create_id(RDMA_PS_UDP);
   fabric::resolve_addr_route(ch, id.get(), addrs.src_addr(), addrs.dst_addr(), std::chrono::milliseconds(2000), until);
-  stranger other(id->verbs, argv[1]);
+  stranger other(id->verbs, argv[1], stranger_size);
 
   fabric::ud_config cfg;
   cfg.size = size;

@@ -101,3 +101,26 @@ TEST(ud_report, summary_counts_failed_items_and_setup_times) {
   EXPECT_DOUBLE_EQ(j["messages_per_second"].get<double>(), 37.0);
   EXPECT_TRUE(summary_json("connections", "connect", 0, {}, std::nullopt)["elapsed_us"].is_null());
 }
+
+TEST(ud_report, oversize_datagrams_are_counted_and_alone_fail_nothing) {
+  std::vector<tool_result> rs{ready(0, 10, 10), ready(1, 10, 10)};
+  rs[0].oversize = 5;
+  rs[1].oversize = 2;
+  auto t = totals(rs, "connected");
+  EXPECT_EQ(t.oversize, 7u);
+  EXPECT_TRUE(loss_verdict(t).ok());
+  auto j = result_json("connection", "connected", "connect_us", rs[0]);
+  EXPECT_EQ(j["oversize"], 5);
+  EXPECT_EQ(j["ok"], true);
+}
+
+TEST(ud_report, a_loss_while_oversize_datagrams_came_is_the_peer_s_protocol_error) {
+  std::vector<tool_result> rs{ready(0, 10, 0)};
+  rs[0].oversize = 10;
+  auto t = totals(rs, "connected");
+  t.size = 100;
+  auto v = loss_verdict(t);
+  EXPECT_EQ(v.code, exit_code::protocol);
+  EXPECT_NE(v.reason.find("a datagram larger than our 100-byte messages arrived"), std::string::npos) << v.reason;
+  EXPECT_NE(v.reason.find("lost 10 of 10 messages"), std::string::npos) << v.reason;
+}

@@ -63,6 +63,30 @@ TEST(ud, depths_follow_the_count_within_device_limits) {
   EXPECT_EQ(c.send_depth + c.recv_depth, 32766U);  // the shared CQ holds both
 }
 
+TEST(ud_buffers, receives_hold_the_port_mtu_whatever_the_size) {
+  EXPECT_EQ(spill_bytes(64, 1024), 960U);
+  EXPECT_EQ(spill_bytes(1024, 1024), 0U);
+  EXPECT_EQ(spill_bytes(2000, 1024), 0U);
+  EXPECT_EQ(spill_bytes(0, 4096), 4096U);
+  EXPECT_EQ(spill_bytes(100, 0), largest_mtu - 100);  // an MTU the port does not name: the largest
+}
+
+TEST(ud_buffers, a_datagram_longer_than_the_size_is_oversize) {
+  EXPECT_FALSE(oversize(40 + 64, 64));
+  EXPECT_FALSE(oversize(40 + 10, 64));  // shorter: --verify's business
+  EXPECT_TRUE(oversize(40 + 65, 64));
+  EXPECT_TRUE(oversize(40 + 1024, 0));
+}
+
+TEST(ud_buffers, the_budget_counts_the_spill_area) {
+  fabric::ud_config cfg;
+  cfg.size = 0;
+  cfg.send_depth = cfg.recv_depth = 1;
+  // 80 bytes of slots and 4096 of spill: 1 GiB holds 257122 such QPs, not 13421772.
+  EXPECT_NO_THROW(fabric::check_buffer_budget(cfg, 257'000));
+  EXPECT_THROW(fabric::check_buffer_budget(cfg, 258'000), fabric::error);
+}
+
 TEST(ud_buffers, a_run_above_the_buffer_limit_is_a_usage_error) {
   fabric::ud_config cfg;
   cfg.size = 1000;

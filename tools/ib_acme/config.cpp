@@ -316,7 +316,7 @@ std::string write_config(const std::string& dir, const std::string& name, const 
   bool in_dir = name.empty() || name.front() != '/';
   std::string full = in_dir ? dir + "/" + name : name;
   if (in_dir && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    throw fabric::error(fabric::exit_code::usage, fmt::format("create directory {}: {}", dir, std::strerror(errno)));
+    throw fabric::error(fabric::exit_code::usage, fmt::format("create directory {}: {}", fabric::printable(dir), std::strerror(errno)));
   fabric::write_file_atomically(full, text);
   return full;
 }

@@ -397,19 +397,22 @@ std::string format_probe(const json& p) {
   if (p["ports"].empty()) s += "  (no RDMA port)\n";
   const auto& svc = p["service"];
   s += fmt::format("service: {}", svc.value("running", false) ? "running (" + svc.value("via", "") + ")" : "not running");
-  s += fmt::format("; unix socket {} {}; port file {} {}\n", svc["unix_socket"].value("path", ""),
-                   svc["unix_socket"].value("present", false) ? "present" : "absent", svc["port_file"].value("path", ""),
+  // Paths, file names and the loader's messages are the user's or the
+  // file system's bytes.
+  auto text = [](const json& j, const char* key, const char* absent) { return fabric::printable(j.value(key, absent)); };
+  s += fmt::format("; unix socket {} {}; port file {} {}\n", text(svc["unix_socket"], "path", ""),
+                   svc["unix_socket"].value("present", false) ? "present" : "absent", text(svc["port_file"], "path", ""),
                    svc["port_file"].value("present", false) ? "present" : "absent");
   const auto& prov = p["providers"];
-  s += fmt::format("providers in {}:", prov.value("path", ""));
-  if (prov.contains("error")) s += fmt::format(" {}", prov.value("error", ""));
+  s += fmt::format("providers in {}:", text(prov, "path", ""));
+  if (prov.contains("error")) s += fmt::format(" {}", text(prov, "error", ""));
   s += "\n";
   for (const auto& x : prov.value("providers", json::array())) {
     if (x.value("fits", false) || x.contains("name"))
-      s += fmt::format("  {} name {} version {} {}\n", x.value("file", ""), x.value("name", "?"), x.value("version", 0u),
+      s += fmt::format("  {} name {} version {} {}\n", text(x, "file", ""), text(x, "name", "?"), x.value("version", 0u),
                        x.value("fits", false) ? "fits" : "does not fit");
     else
-      s += fmt::format("  {} cannot load: {}\n", x.value("file", ""), x.value("error", "?"));
+      s += fmt::format("  {} cannot load: {}\n", text(x, "file", ""), text(x, "error", "?"));
   }
   s += "options:\n";
   for (const auto& o : p["options"])

@@ -74,7 +74,7 @@ public:
         rep_.return_status = 0;
       } catch (const acm::connect_error& e) {
         sr.error = e.what();
-        out_("{},unable to contact service: {}\n", svc, std::strerror(e.err()));
+        out_("{},unable to contact service: {}\n", fabric::printable(svc), std::strerror(e.err()));
         // The original returns the connect's errno for a unix socket, -1 over TCP.
         rep_.return_status = !svc.empty() && svc.front() == '/' ? e.err() : -1;
         hard_.note(e);
@@ -116,7 +116,7 @@ private:
     if (!opt_.source.empty()) sources = fabric::expand_range(opt_.source);
     if (sources.empty()) sources.emplace_back();
     int ret = -1;
-    out_("Service: {}\n", svc);
+    out_("Service: {}\n", fabric::printable(svc));
     for (const auto& d : dests) {
       auto [dest, format] = guess_dest(d, opt_.format);
       for (const auto& src : sources) {
@@ -125,8 +125,8 @@ private:
         l.dest = dest;
         l.source = src;
         l.format = format;
-        out_("Destination: {}\n", dest);
-        if (!src.empty()) out_("Source: {}\n", src);
+        out_("Destination: {}\n", fabric::printable(dest));
+        if (!src.empty()) out_("Source: {}\n", fabric::printable(src));
         try {
           ret = resolve_one(c, l);
         } catch (const error& e) {
@@ -168,14 +168,14 @@ private:
         if (!l.source.empty()) {
           s = acm::ip_bytes(l.source);
           if (s.empty()) {
-            out_("inet_pton error on source address ({}): 0x0\n", l.source);
+            out_("inet_pton error on source address ({}): 0x0\n", fabric::printable(l.source));
             l.error = "source is not an IP address";
             return false;
           }
         }
         auto d = acm::ip_bytes(l.dest);
         if (d.empty()) {
-          out_("inet_pton error on destination address ({}): 0x0\n", l.dest);
+          out_("inet_pton error on destination address ({}): 0x0\n", fabric::printable(l.dest));
           l.error = "destination is not an IP address";
           return false;
         }
@@ -210,12 +210,12 @@ private:
       case 'g': {
         acm::path_record p;
         if (!l.source.empty() && inet_pton(AF_INET6, l.source.c_str(), p.sgid.data()) <= 0) {
-          out_("inet_pton error on source address ({}): 0x0\n", l.source);
+          out_("inet_pton error on source address ({}): 0x0\n", fabric::printable(l.source));
           l.error = "source is not a GID";
           return false;
         }
         if (inet_pton(AF_INET6, l.dest.c_str(), p.dgid.data()) <= 0) {
-          out_("inet_pton error on dest address ({}): 0x0\n", l.dest);
+          out_("inet_pton error on dest address ({}): 0x0\n", fabric::printable(l.dest));
           l.error = "destination is not a GID";
           return false;
         }
@@ -367,20 +367,20 @@ private:
       // reports whatever errno the guess left behind.
       int guess_errno = errno != 0 ? errno : ENOENT;
       auto local_failure = [&] {
-        out_("{}: Failed to query perf data: {}\n", svc, std::strerror(guess_errno));
+        out_("{}: Failed to query perf data: {}\n", fabric::printable(svc), std::strerror(guess_errno));
         return false;
       };
       acm::endpoint e;
       if (type == 'i') {
-        if (opt_.verbose) out_("query_perf_ip: src_addr {}\n", src);
+        if (opt_.verbose) out_("query_perf_ip: src_addr {}\n", fabric::printable(src));
         auto b = acm::ip_bytes(src);
         if (b.empty()) {
-          out_("inet_pton error on src address ({}): 0x0\n", src);
+          out_("inet_pton error on src address ({}): 0x0\n", fabric::printable(src));
           return local_failure();
         }
         e = acm::endpoint::address(b, acm::flag_source);
       } else if (type == 'n') {
-        if (opt_.verbose) out_("query_perf_name: src_addr {}\n", src);
+        if (opt_.verbose) out_("query_perf_name: src_addr {}\n", fabric::printable(src));
         try {
           e = acm::endpoint::name(src, acm::flag_source);
         } catch (const std::length_error&) {
@@ -394,7 +394,7 @@ private:
       which = src;
       if (reply.status != 0) {
         out_("ib_acm_query_perf failed: {}\n", std::strerror(acm::status_errno(reply.status)));
-        out_("{}: Failed to query perf data: {}\n", svc, std::strerror(acm::status_errno(reply.status)));
+        out_("{}: Failed to query perf data: {}\n", fabric::printable(svc), std::strerror(acm::status_errno(reply.status)));
         return false;
       }
     } else {
@@ -402,7 +402,7 @@ private:
       which = index == 0 ? "all" : std::to_string(index);
       if (reply.status != 0) {
         if (opt_.perf != perf_mode::all)
-          out_("{}: Failed to query perf data: {}\n", svc, std::strerror(acm::status_errno(reply.status)));
+          out_("{}: Failed to query perf data: {}\n", fabric::printable(svc), std::strerror(acm::status_errno(reply.status)));
         return false;
       }
     }
@@ -414,11 +414,11 @@ private:
         out_("{}\n", labels);
         perf_labels_ = true;
       }
-      std::string row = svc;
+      std::string row = fabric::printable(svc);
       for (auto x : v) row += fmt::format(",{}", x);
       out_("{}\n", row);
     } else {
-      out_("{}\n", svc);
+      out_("{}\n", fabric::printable(svc));
       for (std::size_t i = 0; i < v.size(); ++i) out_("{} : {}\n", acm::counter_name(i), v[i]);
     }
     rep_.perf.push_back({svc, which, v});
@@ -449,9 +449,11 @@ private:
         out_("svc,guid,port,pkey,ep_index,prov,addr_0,addresses\n");
         ep_labels_ = true;
       }
-      std::string row = fmt::format("{},0x{:016x},{},0x{:04x},{},{}", svc, reply.dev_guid, reply.port_num, reply.pkey,
+      std::string row = fmt::format("{},0x{:016x},{},0x{:04x},{},{}", fabric::printable(svc), reply.dev_guid, reply.port_num, reply.pkey,
                                     index, fabric::printable(reply.prov_name));
-      for (const auto& a : reply.addrs) row += "," + fabric::printable(a);
+      // Appended whole: "," + string made GCC 12's -O3 warn of an overlapping
+      // memcpy (-Wrestrict) that cannot happen, failing Release builds.
+      for (const auto& a : reply.addrs) row += fmt::format(",{}", fabric::printable(a));
       out_("{}\n", row);
       port_count = reply.phys_port_cnt;
       rep_.endpoints.push_back({svc, index, std::move(reply)});

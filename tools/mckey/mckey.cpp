@@ -60,8 +60,10 @@ private:
   void describe() {
     ps_ = parse_port_space("", opt_.port_space_number).value();
     unmapped_ = !opt_.unmapped_group.empty();
-    group_ = unmapped_ ? opt_.unmapped_group : opt_.group;
+    // Only named in messages, and the user's own text: escaped once here.
+    group_ = printable(unmapped_ ? opt_.unmapped_group : opt_.group);
     rep_.role = opt_.sender ? "sender" : "receiver";
+    rep_.size = static_cast<std::uint32_t>(opt_.size);
     con_.set_role(rep_.role);
   }
 
@@ -74,7 +76,7 @@ private:
       sockaddr_ib sib{};
       sib.sib_family = AF_IB;
       if (inet_pton(AF_INET6, opt_.unmapped_group.c_str(), &sib.sib_addr) != 1)
-        throw error(exit_code::usage, fmt::format("-M {}: not a GID", opt_.unmapped_group));
+        throw error(exit_code::usage, fmt::format("-M {}: not a GID", group_));
       dst_ = copy_sockaddr(reinterpret_cast<sockaddr*>(&sib));
     } else {
       dst_ = resolve_ip(opt_.group);
@@ -86,9 +88,9 @@ private:
   void check_infiniband_only(rdma_cm_id* bound) {
     std::string request;
     if (unmapped_)
-      request = fmt::format("-M {}: an unmapped (AF_IB) multicast group", opt_.unmapped_group);
+      request = fmt::format("-M {}: an unmapped (AF_IB) multicast group", group_);
     else if (is_unspecified_group(dst()))
-      request = fmt::format("-m {}: a group assigned by the subnet administrator", opt_.group);
+      request = fmt::format("-m {}: a group assigned by the subnet administrator", group_);
     else
       return;
     auto ports = bound != nullptr && bound->verbs != nullptr ? std::vector<port_info>{query_port(bound)} : all_ports();
@@ -104,12 +106,12 @@ private:
       m.index = rep_.results.size();
       rep_.results.emplace_back().index = m.index;
       m.id = channel_->create_id(ps_, &m);
-      if (src()) check_rc(rdma_bind_addr(m.id.get(), src()), fmt::format("rdma_bind_addr {}", opt_.bind));
+      if (src()) check_rc(rdma_bind_addr(m.id.get(), src()), fmt::format("rdma_bind_addr {}", printable(opt_.bind)));
       check_infiniband_only(m.id.get());
       if (unmapped_)
         start_join(m);
       else
-        check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), resolve_timeout_ms), fmt::format("rdma_resolve_addr {}", opt_.group));
+        check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), resolve_timeout_ms), fmt::format("rdma_resolve_addr {}", group_));
     }
 
     bool settled = settle_each<member>(
@@ -230,6 +232,10 @@ private:
       auto& r = result(*m);
       r.received = m->traffic->received();
       r.verify_errors = m->traffic->verify_errors();
+      r.oversize = m->traffic->oversize();
+      if (r.oversize > 0)
+        con_.warning(fmt::format("qp {}: dropped {} datagrams larger than {} bytes (-S)", m->index, r.oversize,
+                                 opt_.size));
     }
     rep_.elapsed_us = us_since(t0);
     if (judge(rep_).ok()) say("data transfers complete");
@@ -239,7 +245,7 @@ private:
   report& rep_;
   console& con_;
   bool unmapped_ = false;
-  std::string group_;  // -m or -M
+  std::string group_;  // -m or -M, escaped for messages
   bool loopback_warned_ = false;
   rdma_port_space ps_ = RDMA_PS_UDP;
   sockaddr_storage src_{};

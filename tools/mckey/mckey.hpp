@@ -54,10 +54,15 @@ struct report {
   std::string role = "none";       ///< sender, receiver
   std::optional<std::uint32_t> mtu;
   std::string link_layer;
+  std::uint32_t size = 0;          ///< -S: bytes of each message
   std::vector<qp_result> results;
   std::optional<double> elapsed_us;  ///< the data phase
 
-  [[nodiscard]] fabric::ud_totals totals() const { return fabric::totals(results, "joined"); }
+  [[nodiscard]] fabric::ud_totals totals() const {
+    auto t = fabric::totals(results, "joined");
+    t.size = size;
+    return t;
+  }
 };
 
 /// A QP as an item of results (and of a result event).

@@ -47,7 +47,7 @@ void validate(const options& o) {
   if (!o.unmapped_group.empty() && o.bind.empty())
     fabric::cli::usage_error("-M needs -b: an unmapped multicast address needs a source address");
   if (!fabric::parse_port_space("", o.port_space_number))
-    fabric::cli::usage_error(fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", o.port_space_number));
+    fabric::cli::usage_error(fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", fabric::printable(o.port_space_number)));
   // Every QP has at least one send and one receive slot, whatever the device.
   fabric::ud_config least;
   least.size = static_cast<std::uint32_t>(o.size);

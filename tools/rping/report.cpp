@@ -46,7 +46,7 @@ void add_options(CLI::App& app, options& opt) {
            int ms = 0;
            auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), ms);
            if (ec != std::errc{} || end != v.data() + v.size() || ms < 0 || ms > 86'400'000)
-             throw CLI::ValidationError("--retry", fmt::format("'{}': milliseconds must be 0-86400000", v));
+             throw CLI::ValidationError("--retry", fmt::format("'{}': milliseconds must be 0-86400000", fabric::printable(v)));
            opt.retry_ms = ms;
          },
          fmt::format("Client: retry connecting for MS milliseconds (default {}) while no server answers",

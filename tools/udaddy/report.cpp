@@ -51,11 +51,12 @@ namespace {
 
 void validate(const options& o) {
   if (!parse_format(o.format))
-    fabric::cli::usage_error(fmt::format("-f {}: unknown address format (name, ip, ipv6, gid)", o.format));
+    fabric::cli::usage_error(fmt::format("-f {}: unknown address format (name, ip, ipv6, gid)", fabric::printable(o.format)));
   if (!fabric::parse_port_space(o.port_space, o.port_space_number))
-    fabric::cli::usage_error(o.port_space.empty()
-                                 ? fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", o.port_space_number)
-                                 : fmt::format("-P {}: unknown port space (udp, ipoib)", o.port_space));
+    fabric::cli::usage_error(
+        o.port_space.empty()
+            ? fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", fabric::printable(o.port_space_number))
+            : fmt::format("-P {}: unknown port space (udp, ipoib)", fabric::printable(o.port_space)));
   if (!o.tos.empty()) (void)fabric::cli::read_tos(o.tos);
   // Every QP has at least one send and one receive slot, whatever the device.
   fabric::ud_config least;

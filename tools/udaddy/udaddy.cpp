@@ -68,6 +68,7 @@ private:
       if (!tos.warning.empty()) con_.warning(tos.warning);
     }
     rep_.role = client() ? "client" : "server";
+    rep_.size = static_cast<std::uint32_t>(opt_.size);
     con_.set_role(rep_.role);
   }
 
@@ -145,7 +146,7 @@ private:
       c.id = channel_->create_id(ps_, &c);
       c.started = clock::now();
       check_rc(rdma_resolve_addr(c.id.get(), rai_.src_addr(), rai_.dst_addr(), static_cast<int>(resolve_timeout.count())),
-               fmt::format("rdma_resolve_addr {}", opt_.server));
+               fmt::format("rdma_resolve_addr {}", printable(opt_.server)));
     }
     bool settled = settle_each<connection>(
         *channel_, conns_.size(), milliseconds(opt_.timeout_ms),
@@ -155,7 +156,7 @@ private:
       for (auto& c : conns_)
         if (result(*c).state == "pending")
           fail(*c, error(exit_code::timeout, fmt::format("connection {}: no answer from {} within {} ms", c->index,
-                                                          opt_.server, opt_.timeout_ms)));
+                                                          printable(opt_.server), opt_.timeout_ms)));
     if (first_error_) throw *first_error_;
   }
 
@@ -169,14 +170,14 @@ private:
             con_.warning(fmt::format("cannot set the type of service: {}", std::strerror(errno)));
         }
         check_rc(rdma_resolve_route(c.id.get(), static_cast<int>(resolve_timeout.count())),
-                 fmt::format("rdma_resolve_route {}", opt_.server));
+                 fmt::format("rdma_resolve_route {}", printable(opt_.server)));
         return false;
       case RDMA_CM_EVENT_ROUTE_RESOLVED: {
         make_endpoint(c, query_port(c.id.get()));
         rdma_conn_param param{};
         param.private_data = rai_.dst->ai_connect;
         param.private_data_len = static_cast<std::uint8_t>(rai_.dst->ai_connect_len);
-        check_rc(rdma_connect(c.id.get(), &param), fmt::format("rdma_connect {}", opt_.server));
+        check_rc(rdma_connect(c.id.get(), &param), fmt::format("rdma_connect {}", printable(opt_.server)));
         return false;
       }
       case RDMA_CM_EVENT_ESTABLISHED: {
@@ -203,9 +204,9 @@ private:
         // SIDR status 1: nothing listens on that service id.
         if (ev.type() == RDMA_CM_EVENT_UNREACHABLE && ev.status() == 1)
           fail(c, error(exit_code::connect_failed, fmt::format("connection {}: no udaddy server listens on {} port {}",
-                                                               c.index, opt_.server, opt_.port)));
+                                                               c.index, printable(opt_.server), opt_.port)));
         else
-          fail(c, event_error(ev, fmt::format("connection {} to {}", c.index, opt_.server)));
+          fail(c, event_error(ev, fmt::format("connection {} to {}", c.index, printable(opt_.server))));
         return true;
       default:
         return false;
@@ -229,7 +230,7 @@ private:
     say("udaddy: starting server");
     listen_ = channel_->create_id(ps_, nullptr);
     auto rai = resolve(query(opt_.bind, RAI_PASSIVE));
-    std::string where = opt_.bind.empty() ? fmt::format("port {}", opt_.port) : opt_.bind;
+    std::string where = opt_.bind.empty() ? fmt::format("port {}", opt_.port) : printable(opt_.bind);
     check_rc(rdma_bind_addr(listen_.get(), rai->ai_src_addr), fmt::format("rdma_bind_addr {}", where));
     // Bound to an address, the port is known: refuse an oversized -S before any client comes.
     if (listen_->verbs != nullptr && count() > 0) {
@@ -321,8 +322,12 @@ private:
       r.received = c->traffic->received();
       r.verify_errors = c->traffic->verify_errors();
       r.strangers = c->traffic->strangers();
+      r.oversize = c->traffic->oversize();
       if (r.strangers > 0)
         con_.warning(fmt::format("connection {}: ignored {} datagrams from other senders", c->index, r.strangers));
+      if (r.oversize > 0)
+        con_.warning(fmt::format("connection {}: dropped {} datagrams larger than {} bytes (-S)", c->index, r.oversize,
+                                 opt_.size));
     }
   }
 

@@ -60,10 +60,15 @@ struct connection_result : fabric::ud_result {
 struct report {
   std::string role = "none";       ///< client, server
   std::optional<std::uint32_t> mtu;
+  std::uint32_t size = 0;          ///< -S: bytes of each message
   std::vector<connection_result> results;
   std::optional<double> elapsed_us;  ///< the data phase
 
-  [[nodiscard]] fabric::ud_totals totals() const { return fabric::totals(results, "connected"); }
+  [[nodiscard]] fabric::ud_totals totals() const {
+    auto t = fabric::totals(results, "connected");
+    t.size = size;
+    return t;
+  }
 };
 
 /// A connection as an item of results (and of a result event).

@@ -1,5 +1,6 @@
 #include "fabric/acm.hpp"
 
+#include "fabric/console.hpp"
 #include "fabric/socket.hpp"
 
 #include <fmt/format.h>
@@ -40,7 +41,7 @@ void check_service_user(int fd, const std::string& service, std::optional<uid_t>
   std::string name;
   if (const passwd* pw = ::getpwuid(*uid)) name = fmt::format(" ({})", pw->pw_name);
   throw connect_error(EACCES, fmt::format("{}: the service runs as uid {}{}, not root or this user: not trusted "
-                                          "(--service-user trusts a user)", service, *uid, name));
+                                          "(--service-user trusts a user)", printable(service), *uid, printable(name)));
 }
 
 }  // namespace
@@ -51,7 +52,7 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (service.size() >= sizeof addr.sun_path)
-      throw connect_error(ENAMETOOLONG, fmt::format("{}: {}", service, std::strerror(ENAMETOOLONG)));
+      throw connect_error(ENAMETOOLONG, fmt::format("{}: {}", printable(service), std::strerror(ENAMETOOLONG)));
     std::memcpy(addr.sun_path, service.data(), service.size());
     unique_fd s{::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)};
     if (s.get() < 0) throw_errno(errno, "socket");
@@ -59,8 +60,8 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
     if (err == EAGAIN)
       throw connect_error(exit_code::timeout, EAGAIN,
                           fmt::format("connect to {}: the service took no new connection in time "
-                                      "(its listen backlog is full)", service));
-    if (err != 0) throw connect_error(err, fmt::format("connect to {}: {}", service, std::strerror(err)));
+                                      "(its listen backlog is full)", printable(service)));
+    if (err != 0) throw connect_error(err, fmt::format("connect to {}: {}", printable(service), std::strerror(err)));
     check_service_user(s.get(), service, also_trusted);
     return client(make_blocking(s.release()));
   }
@@ -74,7 +75,7 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
   int rc = ::getaddrinfo(service.empty() ? "localhost" : service.c_str(), port_text.c_str(), &hint, &res);
   if (rc != 0) {
     int err = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
-    throw connect_error(err, fmt::format("resolve {}: {}", service, ::gai_strerror(rc)));
+    throw connect_error(err, fmt::format("resolve {}: {}", printable(service), ::gai_strerror(rc)));
   }
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(res, &::freeaddrinfo);
   int last = ECONNREFUSED;
@@ -92,7 +93,7 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
       return client(make_blocking(s.release()));
     }
   }
-  throw connect_error(last, fmt::format("connect to {} port {}: {}", service, port, std::strerror(last)));
+  throw connect_error(last, fmt::format("connect to {} port {}: {}", printable(service), port, std::strerror(last)));
 }
 
 client::client(client&& o) noexcept : fd_(std::exchange(o.fd_, -1)), next_tid_(o.next_tid_) {}

@@ -1,5 +1,6 @@
 #include "fabric/addr.hpp"
 
+#include "fabric/console.hpp"
 #include "fabric/error.hpp"
 #include "fabric/wait.hpp"
 
@@ -18,7 +19,7 @@ namespace fabric {
 namespace {
 std::string describe(const addr_query& q) {
   if (q.node.empty()) return q.service.empty() ? std::string("(any)") : fmt::format("port {}", q.service);
-  return q.node;
+  return printable(q.node);
 }
 
 
@@ -86,7 +87,7 @@ std::string lookup_host(const std::string& host, int family, std::chrono::millis
   req->cb.ar_request = &req->hints;
   gaicb* list[1] = {&req->cb};
   int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr);
-  if (rc != 0) throw error(exit_code::system, fmt::format("getaddrinfo_a {}: {}", host, gai_strerror(rc)));
+  if (rc != 0) throw error(exit_code::system, fmt::format("getaddrinfo_a {}: {}", printable(host), gai_strerror(rc)));
   auto until = deadline::after(timeout);
   while ((rc = gai_error(&req->cb)) == EAI_INPROGRESS) {
     throw_if_interrupted();
@@ -94,7 +95,7 @@ std::string lookup_host(const std::string& host, int family, std::chrono::millis
     if (ms == 0) {
       if (gai_cancel(&req->cb) == EAI_NOTCANCELED) (void)req.release();
       throw error(exit_code::timeout, fmt::format("looking up {}: no answer from the system resolver within {} ms",
-                                                  host, timeout.count()));
+                                                  printable(host), timeout.count()));
     }
     // Short slices, so that a signal is seen soon whatever gai_suspend does with it.
     timespec ts{0, static_cast<long>(std::min(ms, 50)) * 1'000'000L};
@@ -102,9 +103,9 @@ std::string lookup_host(const std::string& host, int family, std::chrono::millis
   }
   if (rc != 0)
     throw error(exit_code::resolve_failed,
-                fmt::format("looking up {}: {}", host, rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc)));
+                fmt::format("looking up {}: {}", printable(host), rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc)));
   std::unique_ptr<addrinfo, release<&::freeaddrinfo>> result(req->cb.ar_result);
-  if (!result || !result->ai_addr) throw error(exit_code::resolve_failed, fmt::format("looking up {}: no address", host));
+  if (!result || !result->ai_addr) throw error(exit_code::resolve_failed, fmt::format("looking up {}: no address", printable(host)));
   return format_addr(result->ai_addr);
 }
 
@@ -134,7 +135,7 @@ sockaddr_storage resolve_ip(const std::string& host, std::chrono::milliseconds t
   addrinfo* res = nullptr;
   int rc = ::getaddrinfo(numeric.c_str(), nullptr, &hints, &res);
   if (rc != 0)
-    throw error(exit_code::resolve_failed, fmt::format("getaddrinfo {}: {}", host, rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc)));
+    throw error(exit_code::resolve_failed, fmt::format("getaddrinfo {}: {}", printable(host), rc == EAI_SYSTEM ? std::strerror(errno) : gai_strerror(rc)));
   std::unique_ptr<addrinfo, release<&::freeaddrinfo>> owner(res);
   return copy_sockaddr(res->ai_addr);
 }

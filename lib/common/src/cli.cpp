@@ -24,7 +24,7 @@ void add_output_options(CLI::App& app, output_options& out) {
       ->check(CLI::Validator(
           [](std::string& v) -> std::string {
             if (v == "true" || v == "document" || v == "lines") return {};
-            return fmt::format("'{}': --json takes document or lines", v);
+            return fmt::format("'{}': --json takes document or lines", printable(v));
           },
           "document|lines"))
       ->type_name("document|lines");
@@ -42,17 +42,17 @@ tos_reading read_tos(std::string_view text) {
   std::string s(text);
   auto first = std::find_if_not(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
   if (first != s.end() && *first == '-')
-    usage_error(fmt::format("-t {}: the type of service is 0-255", text));
+    usage_error(fmt::format("-t {}: the type of service is 0-255", printable(text)));
   errno = 0;
   char* end = nullptr;
   unsigned long v = std::strtoul(s.c_str(), &end, 0);
-  if (errno == ERANGE || v > 255) usage_error(fmt::format("-t {}: the type of service is 0-255", text));
+  if (errno == ERANGE || v > 255) usage_error(fmt::format("-t {}: the type of service is 0-255", printable(text)));
   tos_reading r;
   r.value = static_cast<std::uint8_t>(v);
   if (end == s.c_str())
-    r.warning = fmt::format("-t '{}' is not a number: type of service 0, as rdma-core reads it", text);
+    r.warning = fmt::format("-t '{}' is not a number: type of service 0, as rdma-core reads it", printable(text));
   else if (*end != '\0')
-    r.warning = fmt::format("-t '{}' is not all a number: type of service {}, as rdma-core reads it", text,
+    r.warning = fmt::format("-t '{}' is not all a number: type of service {}, as rdma-core reads it", printable(text),
                             v);
   return r;
 }
@@ -189,6 +189,8 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
     if (v.code != exit_code::usage) v = {exit_code::usage, v.reason};
   }
   if (!v.ok()) {
+    // CLI11 quotes the offending argument as given.
+    v.reason = printable(v.reason);
     console con(t.name, parsed ? out.mode() : mode_in_argv(app, argc, argv));
     bool streamed = false;
     auto doc = document(t, v, parsed, streamed, static_cast<bool>(results));
@@ -205,10 +207,13 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
     v = verdict_of(std::current_exception());
   }
   if (v.code == exit_code::interrupted && v.reason.empty()) v.reason = "interrupted";
+  // Every message escapes what it quotes; this catches a library's own
+  // text (and costs nothing on text already escaped).
+  v.reason = printable(v.reason);
   // Human output prints no document: a big report is not rendered for nothing.
   bool streamed = false;
   auto doc = document(t, v, con.mode() != output_mode::human, streamed, static_cast<bool>(results));
-  con.finish(std::move(doc), v.ok() ? std::string_view{} : std::string_view{v.reason},
+  con.finish(std::move(doc), v.ok() || v.told ? std::string_view{} : std::string_view{v.reason},
              streamed ? results : result_source{});
   return static_cast<int>(v.code);
 }

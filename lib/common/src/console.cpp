@@ -80,7 +80,7 @@ void console::note(std::string_view text) {
 
 void console::warning(std::string_view text) {
   std::lock_guard lock(mutex_);
-  write(stderr, fmt::format("{}: warning: {}\n", tool_, text));
+  write(stderr, fmt::format("{}: warning: {}\n", tool_, printable(text)));
 }
 
 void console::diagnostic(std::string_view text) {

@@ -1,6 +1,7 @@
 #include "fabric/group_exchange.hpp"
 
 #include "fabric/addr.hpp"
+#include "fabric/console.hpp"
 
 #include <fmt/format.h>
 
@@ -63,8 +64,8 @@ group_member::group_member(const group_plan& plan, const deadline& until) : s_(s
   q.qp_type = IBV_QPT_UD;
   resolved_pair addrs = resolve_pair(q, plan.local);
   s.id = s.channel.create_id(RDMA_PS_UDP);
-  std::string what = fmt::format("joining {}", plan.group);
-  check_rc(rdma_resolve_addr(s.id.get(), addrs.src_addr(), addrs.dst_addr(), 2000), fmt::format("rdma_resolve_addr {}", plan.group));
+  std::string what = fmt::format("joining {}", printable(plan.group));
+  check_rc(rdma_resolve_addr(s.id.get(), addrs.src_addr(), addrs.dst_addr(), 2000), fmt::format("rdma_resolve_addr {}", printable(plan.group)));
   s.channel.expect(RDMA_CM_EVENT_ADDR_RESOLVED, until, what);
 
   auto port = query_port(s.id.get());
@@ -118,13 +119,18 @@ group_outcome group_member::exchange(const deadline& until) {
     for (const auto& wc : wcs) {
       if (ud_endpoint::is_send(wc)) {
         if (wc.status != IBV_WC_SUCCESS)
-          throw error(exit_code::connect_failed, fmt::format("send to {} failed: {}", plan.group, ibv_wc_status_str(wc.status)));
+          throw error(exit_code::connect_failed, fmt::format("send to {} failed: {}", printable(plan.group), ibv_wc_status_str(wc.status)));
         sent = true;
         continue;
       }
       auto slot = ud_endpoint::slot_of(wc);
       if (wc.status == IBV_WC_WR_FLUSH_ERR)
-        throw error(exit_code::connect_failed, fmt::format("receives from {} flushed", plan.group));
+        throw error(exit_code::connect_failed, fmt::format("receives from {} flushed", printable(plan.group)));
+      if (wc.status == IBV_WC_SUCCESS && oversize(wc.byte_len, plan.size)) {
+        ++out.oversize;
+        ep.post_recv(slot);
+        continue;
+      }
       std::optional<tag> t;
       if (wc.status == IBV_WC_SUCCESS && wc.byte_len >= grh_bytes + header_bytes)
         t = read_tag(ep.payload(slot, wc.byte_len - grh_bytes));
@@ -151,7 +157,7 @@ group_outcome group_member::exchange(const deadline& until) {
     ++out.sent;
     for (bool sent = false; !sent;) {
       auto n = ep.cq().wait(wcs, until);
-      if (n == 0) throw error(exit_code::timeout, fmt::format("sends to {} did not complete", plan.group));
+      if (n == 0) throw error(exit_code::timeout, fmt::format("sends to {} did not complete", printable(plan.group)));
       sent = handle(std::span(wcs.data(), n));
     }
   }

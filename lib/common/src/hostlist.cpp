@@ -37,7 +37,7 @@ std::vector<std::string> expand_ranges(std::string_view whole, std::string_view 
       return !t.empty() && ec == std::errc() && p == t.data() + t.size();
     };
     if (!number(lo_text, lo) || !number(hi_text, hi) || hi < lo)
-      bad(whole, fmt::format("'{}' is not N or N-M with N <= M", item));
+      bad(whole, fmt::format("'{}' is not N or N-M with N <= M", printable(item)));
     if (hi - lo >= room - std::min(room, out.size())) bad(whole, "more names than a host list may hold");
     for (auto v = lo; v <= hi; ++v) out.push_back(fmt::format("{:0{}}", v, lo_text.size()));
     if (comma == std::string_view::npos) break;

@@ -1,5 +1,6 @@
 #include "fabric/range.hpp"
 
+#include "fabric/console.hpp"
 #include "fabric/error.hpp"
 
 #include <fmt/format.h>
@@ -11,14 +12,14 @@ namespace fabric {
 namespace {
 
 [[noreturn]] void bad_range(std::string_view text, std::string_view why) {
-  throw error(exit_code::usage, fmt::format("bad range '{}': {}", text, why));
+  throw error(exit_code::usage, fmt::format("bad range '{}': {}", printable(text), why));
 }
 
 unsigned parse_number(std::string_view text, std::string_view digits) {
   unsigned v = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
   if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-    bad_range(text, fmt::format("'{}' is not a decimal number", digits));
+    bad_range(text, fmt::format("'{}' is not a decimal number", printable(digits)));
   return v;
 }
 

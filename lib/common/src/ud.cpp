@@ -24,6 +24,11 @@ std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept {
   return 0;
 }
 
+std::uint32_t spill_bytes(std::uint32_t size, std::uint32_t port_mtu) noexcept {
+  std::uint32_t most = port_mtu != 0 ? port_mtu : largest_mtu;
+  return most > size ? most - size : 0;
+}
+
 std::string_view link_layer_name(std::uint8_t link_layer) noexcept {
   switch (link_layer) {
     case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
@@ -85,7 +90,8 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
 }
 
 void check_buffer_budget(const ud_config& cfg, std::uint64_t qps) {
-  std::uint64_t per_qp = (std::uint64_t{cfg.send_depth} + cfg.recv_depth) * (grh_bytes + std::uint64_t{cfg.size});
+  std::uint64_t slots = (std::uint64_t{cfg.send_depth} + cfg.recv_depth) * (grh_bytes + std::uint64_t{cfg.size});
+  std::uint64_t per_qp = slots + largest_mtu;
   if (qps == 0 || per_qp <= max_buffer_bytes / qps) return;
   throw error(exit_code::usage,
               fmt::format("{} QP(s) x {} slots x {} bytes need {} MiB of buffers, above the limit of {} MiB: "
@@ -128,9 +134,17 @@ std::string port_space_name(rdma_port_space ps) {
 
 ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(cfg) {
   if (id->verbs == nullptr) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
+  // Whatever the caller's size, a receive must hold what the port can
+  // deliver: anyone who knows the QPN and Q_Key can send that much.
+  ibv_port_attr pa{};
+  check_ret(ibv_query_port(id->verbs, id->port_num, &pa), "ibv_query_port");
+  std::uint32_t spill = spill_bytes(cfg.size, mtu_bytes(pa.active_mtu));
   pd_ = alloc_pd(id->verbs);
   cq_ = std::make_unique<event_cq>(id->verbs, static_cast<int>(cfg.send_depth + cfg.recv_depth), false);
   recv_buf_ = registered_buffer(pd_.get(), std::size_t{cfg.recv_depth} * (grh_bytes + cfg.size), IBV_ACCESS_LOCAL_WRITE);
+  // One area for every receive's overflow: such datagrams are dropped
+  // unread, so a slot's worth of memory per receive would buy nothing.
+  if (spill > 0) spill_buf_ = registered_buffer(pd_.get(), spill, IBV_ACCESS_LOCAL_WRITE);
   send_buf_ = registered_buffer(pd_.get(), std::size_t{cfg.send_depth} * cfg.size, IBV_ACCESS_LOCAL_WRITE);
 
   ibv_qp_init_attr_ex attr{};
@@ -140,7 +154,7 @@ ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(c
   attr.cap.max_send_wr = cfg.send_depth;
   attr.cap.max_recv_wr = cfg.recv_depth;
   attr.cap.max_send_sge = 1;
-  attr.cap.max_recv_sge = 1;
+  attr.cap.max_recv_sge = spill > 0 ? 2 : 1;
   attr.qp_type = IBV_QPT_UD;
   attr.sq_sig_all = 0;
   attr.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -169,11 +183,14 @@ std::uint32_t ud_endpoint::qkey() const {
 
 void ud_endpoint::post_recv(std::uint32_t slot) {
   std::size_t stride = grh_bytes + cfg_.size;
-  ibv_sge sge{recv_buf_.addr() + slot * stride, static_cast<std::uint32_t>(stride), recv_buf_.lkey()};
+  std::array<ibv_sge, 2> sges{};
+  sges[0] = {recv_buf_.addr() + slot * stride, static_cast<std::uint32_t>(stride), recv_buf_.lkey()};
+  int n = 1;
+  if (spill_buf_.size() > 0) sges[n++] = spill_buf_.sge(static_cast<std::uint32_t>(spill_buf_.size()));
   ibv_recv_wr wr{};
   wr.wr_id = slot;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+  wr.sg_list = sges.data();
+  wr.num_sge = n;
   fabric::post_recv(qp_.get(), wr);
 }
 
@@ -370,12 +387,17 @@ void ud_traffic::completion(const ibv_wc& wc) {
     return;
   }
   if (wc.status == IBV_WC_LOC_LEN_ERR || wc.status == IBV_WC_LOC_QP_OP_ERR)
-    // What providers report for a datagram longer than the posted buffer: a
-    // peer that sends more than the size both sides agreed on.
-    throw error(exit_code::protocol, fmt::format("receive on {}: a datagram larger than our {}-byte messages arrived ({})",
-                                                 what_, ep_.config().size, wc_status_name(wc.status)));
+    // What providers report for a datagram longer than the posted buffer,
+    // which holds the port's MTU: a port that delivered more than it says.
+    throw error(exit_code::protocol, fmt::format("receive on {}: a datagram larger than the port's MTU arrived ({})",
+                                                 what_, wc_status_name(wc.status)));
   if (wc.status != IBV_WC_SUCCESS) throw wc_error(wc, fmt::format("receive on {}", what_));
   auto slot = ud_endpoint::slot_of(wc);
+  if (fabric::oversize(wc.byte_len, ep_.config().size)) {
+    ++oversize_;
+    ep_.post_recv(slot);
+    return;
+  }
   if (accept_ && !accept_(wc, ep_.grh(slot))) {
     ++strangers_;
     ep_.post_recv(slot);

@@ -2,6 +2,7 @@
 
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
+#include "fabric/console.hpp"
 #include "fabric/meet.hpp"
 #include "fabric/rc.hpp"
 #include "fabric/ud.hpp"
@@ -35,9 +36,9 @@ std::uint64_t number_of(std::span<const std::byte> payload) {
 }
 
 /// Throws for a completion that ends the exchange: a failed send, or a
-/// receive flushed because the QP broke. Any other failed receive (a
-/// datagram too long for its slot, which anyone who knows the QPN can
-/// send) is a stranger's: false, and its slot goes back.
+/// receive flushed because the QP broke. Any other failed receive (none
+/// is expected: every receive holds what the port can deliver) is taken
+/// for a stranger's: false, and its slot goes back.
 bool usable(const ibv_wc& wc, const std::string& peer) {
   if (wc.status == IBV_WC_SUCCESS) return true;
   if (!ud_endpoint::is_send(wc) && wc.status != IBV_WC_WR_FLUSH_ERR) return false;
@@ -79,8 +80,8 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadlin
   c->ep = std::make_unique<ud_endpoint>(c->id.get(), ud_config{datagram_bytes(plan), 1, recv_slots, false});
   c->ep->post_recvs(recv_slots);
   rdma_conn_param param{};
-  std::string what = fmt::format("the UD server at {} port {}", plan.addr, plan.port);
-  check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", plan.addr));
+  std::string what = fmt::format("the UD server at {} port {}", printable(plan.addr), plan.port);
+  check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", printable(plan.addr)));
   for (;;) {
     auto ev = c->channel.next(until);
     if (!ev) throw error(exit_code::timeout, fmt::format("no answer from {} in time", what));
@@ -151,6 +152,11 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
         continue;
       }
       auto slot = ud_endpoint::slot_of(wc);
+      if (good && oversize(wc.byte_len, size)) {
+        ++out.oversize;
+        ep.post_recv(slot);
+        continue;
+      }
       auto length = payload_length(wc);
       auto grh = ep.grh(slot);
       if (!good || !length || (expected_gid && !from_source(wc, grh, *expected_gid, sender)) || (sender && wc.src_qp != *sender)) {
@@ -231,7 +237,9 @@ datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bo
         }
         auto rslot = ud_endpoint::slot_of(wc);
         auto length = payload_length(wc);
-        if (!good || !length || wc.src_qp != c->server.qpn) {
+        if (good && oversize(wc.byte_len, datagram_bytes(plan))) {
+          ++out.oversize;
+        } else if (!good || !length || wc.src_qp != c->server.qpn) {
           ++out.strangers;
         } else if (number_of(ep.payload(rslot, *length)) == number && !reply) {
           out.rtt.add(us_since(sent_at));

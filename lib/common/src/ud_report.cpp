@@ -27,6 +27,10 @@ std::vector<std::string> loss_lines(std::string_view who, const ud_result& r) {
 }
 
 verdict loss_verdict(const ud_totals& t) {
+  if (t.lost > 0 && t.oversize > 0)
+    return {exit_code::protocol,
+            fmt::format("lost {} of {} messages: received {}; a datagram larger than our {}-byte messages arrived "
+                        "({} dropped)", t.lost, t.expected, t.received, t.size, t.oversize)};
   if (t.lost > 0)
     return {exit_code::test_failed, fmt::format("lost {} of {} messages: received {}", t.lost, t.expected, t.received)};
   if (t.verify_errors > 0) return {exit_code::test_failed, fmt::format("{} messages failed verification", t.verify_errors)};
@@ -60,7 +64,8 @@ nlohmann::json result_json(std::string_view kind, std::string_view ready, std::s
                    {"received", r.received},
                    {"expected", r.expected},
                    {"lost", r.lost()},
-                   {"verify_errors", r.verify_errors}};
+                   {"verify_errors", r.verify_errors},
+                   {"oversize", r.oversize}};
   j[std::string(setup_key)] = fabric::value_or_null(r.setup_us);
   return j;
 }

@@ -58,7 +58,8 @@ struct tool {
 };
 
 /// Parses argv into `app`, validates, runs the body and prints the outcome:
-/// human output and `tool: error: reason` on stderr, or the JSON document.
+/// human output and `tool: error: reason` on stderr (none when the verdict
+/// was told already), or the JSON document.
 /// Returns the process exit code. Also adds --version. A report of very
 /// many results may leave them out of render: they are then taken from
 /// `results` one at a time, as the document is written.

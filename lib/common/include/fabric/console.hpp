@@ -32,9 +32,11 @@ std::string dump_json(const nlohmann::json& j, int indent = -1);
 /// the system will not say).
 std::string host_name();
 
-/// Bytes from a peer made safe for a terminal: printable ASCII as is,
-/// every other byte (control characters, escape sequences, bytes that are
-/// not ASCII) as \xNN. For human output of peer data; JSON needs none.
+/// Bytes from a peer or the user made safe for a terminal: printable
+/// ASCII as is, every other byte (control characters, escape sequences,
+/// bytes that are not ASCII) as \xNN. Every message that quotes input
+/// (options, file and host names, peer data) passes it through this; the
+/// result is printable, so escaping twice changes nothing.
 std::string printable(std::string_view bytes);
 
 /// Hands a document's results over one at a time: a report of a million
@@ -61,7 +63,7 @@ public:
   void line(std::string_view text);
   /// A line the originals print on stderr; nothing in the JSON modes.
   void note(std::string_view text);
-  /// "tool: warning: text" on stderr, in every mode.
+  /// "tool: warning: text" on stderr, in every mode; text made printable.
   void warning(std::string_view text);
   /// A diagnostic line on stderr as given (-d debug output), in every mode.
   void diagnostic(std::string_view text);

@@ -32,6 +32,9 @@ std::string_view to_string(exit_code c) noexcept;
 struct verdict {
   exit_code code = exit_code::ok;
   std::string reason;
+  /// The tool's human output has already said it, in the original's own
+  /// words: no error line on stderr in human mode (the JSON keeps reason).
+  bool told = false;
   [[nodiscard]] bool ok() const noexcept { return code == exit_code::ok; }
 };
 

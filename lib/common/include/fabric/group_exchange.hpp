@@ -34,6 +34,7 @@ struct group_outcome {
   std::vector<std::uint64_t> received;  ///< distinct datagrams from each member (its own: 0)
   std::uint64_t sent = 0;
   std::uint64_t strangers = 0;          ///< datagrams that were not a member's
+  std::uint64_t oversize = 0;           ///< datagrams longer than plan.size, from anyone, dropped
   double join_us = 0;                   ///< from the join to MULTICAST_JOIN
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 /// Unreliable-datagram endpoints on rdma_cm ids, shared by udaddy and mckey:
-/// the UD QP, receive slots with room for the GRH, SEND_WITH_IMM carrying
-/// the sender's QPN, address handles, and the path MTU check.
+/// the UD QP, receive slots with room for the GRH and for the largest
+/// datagram the port delivers, SEND_WITH_IMM carrying the sender's QPN,
+/// address handles, and the path MTU check.
 
 #include "fabric/error.hpp"
 #include "fabric/handles.hpp"
@@ -23,6 +24,9 @@ namespace fabric {
 /// The Q_Key the kernel's rdma_cm gives UD QPs in the UDP port space.
 inline constexpr std::uint32_t udp_qkey = 0x01234567;
 
+/// Bytes at the front of every UD receive buffer where the GRH lands.
+inline constexpr std::size_t grh_bytes = sizeof(ibv_grh);
+
 /// The source GID of a received datagram's 40 header bytes: a GRH's or an
 /// IPv6 header's source, or for RoCE v2 over IPv4 (an IPv4 header in the
 /// last 20 bytes) the IPv4-mapped source address; empty when neither.
@@ -39,11 +43,24 @@ bool from_source(const ibv_wc& wc, const ibv_grh& grh, const ibv_gid& source, st
 /// IPv4-mapped one; empty for other families.
 std::optional<ibv_gid> roce_gid_of(const sockaddr* addr);
 
-/// Bytes at the front of every UD receive buffer where the GRH lands.
-inline constexpr std::size_t grh_bytes = sizeof(ibv_grh);
-
 /// Bytes of an ibv_mtu value (IBV_MTU_1024 -> 1024); 0 for an unknown value.
 std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept;
+
+/// The largest MTU of any port (InfiniBand's 4096): the most payload one
+/// datagram can carry.
+inline constexpr std::uint32_t largest_mtu = 4096;
+
+/// Bytes a receive needs beyond its slot's `size` payload bytes so that a
+/// datagram as large as the port's active MTU (`port_mtu` bytes; 0 when
+/// unknown: largest_mtu) still fits: a longer datagram than agreed is then
+/// a completion to count and drop, not a receive error that ends the QP.
+std::uint32_t spill_bytes(std::uint32_t size, std::uint32_t port_mtu) noexcept;
+
+/// Whether a receive completion of `byte_len` bytes (GRH included) carries
+/// more payload than the `size` bytes agreed.
+[[nodiscard]] constexpr bool oversize(std::uint32_t byte_len, std::uint32_t size) noexcept {
+  return byte_len > grh_bytes + std::uint64_t{size};
+}
 
 /// "InfiniBand", "Ethernet", or "unspecified".
 std::string_view link_layer_name(std::uint8_t link_layer) noexcept;
@@ -105,7 +122,8 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
 inline constexpr std::uint64_t max_buffer_bytes = std::uint64_t{1} << 30;
 
 /// Throws a usage error, naming the options to lower, when `qps`
-/// endpoints of `cfg` need more than max_buffer_bytes.
+/// endpoints of `cfg` need more than max_buffer_bytes (each endpoint's
+/// spill area counted at its largest, largest_mtu bytes).
 void check_buffer_budget(const ud_config& cfg, std::uint64_t qps);
 
 /// One send of a whole send slot, and whether it asks for a completion.
@@ -123,7 +141,11 @@ struct ud_destination {
 };
 
 /// PD, CQ, UD QP on an rdma_cm id, and registered send and receive slots.
-/// Work request ids tell sends from receives and name the slot.
+/// Work request ids tell sends from receives and name the slot. Each
+/// receive scatters into its slot (GRH and `size` payload bytes) and then
+/// into one spill area the receives share, so that it holds a datagram as
+/// large as the port's active MTU: no datagram, whoever sends it, can fail
+/// a receive and with it the QP. What lands in the spill area is never read.
 class ud_endpoint {
 public:
   /// Creates everything on `id` (which must be bound to a device). With
@@ -147,12 +169,14 @@ public:
   /// The QP's own Q_Key (ibv_query_qp), which a reply to a peer carries.
   [[nodiscard]] std::uint32_t qkey() const;
 
-  /// Posts the receive of slot `slot` (grh_bytes + size bytes).
+  /// Posts the receive of slot `slot` (grh_bytes + size bytes, then the
+  /// spill area).
   void post_recv(std::uint32_t slot);
   /// Posts the first `n` receive slots.
   void post_recvs(std::uint32_t n);
 
-  /// The payload of receive slot `slot` (after the GRH), `length` bytes long.
+  /// The payload of receive slot `slot` (after the GRH), `length` bytes
+  /// long but never more than size.
   [[nodiscard]] std::span<const std::byte> payload(std::uint32_t slot, std::size_t length) const noexcept;
   /// Send slot `slot`, size bytes, to fill before posting.
   [[nodiscard]] std::span<std::byte> send_slot(std::uint32_t slot) const noexcept;
@@ -194,6 +218,7 @@ private:
   protection_domain pd_;
   std::unique_ptr<event_cq> cq_;
   registered_buffer recv_buf_;
+  registered_buffer spill_buf_;  // empty when size already holds the port's MTU
   registered_buffer send_buf_;
   cm_qp qp_;
 };
@@ -201,7 +226,9 @@ private:
 /// The datagrams of one endpoint: sends paced so that the send queue never
 /// overflows, receives reposted until `expected` have been posted (as many
 /// as rdma-core's tools post, so a peer's surplus is dropped, not queued),
-/// counts, and the payload check of --verify.
+/// counts, and the payload check of --verify. A datagram longer than the
+/// endpoint's size is counted (oversize), whoever sent it, and its slot
+/// reposted; it never counts as a message.
 class ud_traffic {
 public:
   /// Called for each good receive before its slot is reposted (the GRH is
@@ -236,6 +263,8 @@ public:
   [[nodiscard]] std::uint64_t verify_errors() const noexcept { return verify_errors_; }
   /// Datagrams that accept_fn refused.
   [[nodiscard]] std::uint64_t strangers() const noexcept { return strangers_; }
+  /// Datagrams longer than the agreed size, from anyone: dropped.
+  [[nodiscard]] std::uint64_t oversize() const noexcept { return oversize_; }
 
 private:
   bool wait_some(idle_deadline& until);
@@ -248,6 +277,7 @@ private:
   receive_fn on_receive_;
   accept_fn accept_;
   std::uint64_t strangers_ = 0;
+  std::uint64_t oversize_ = 0;
   std::uint64_t recv_posted_ = 0;
   std::uint64_t sent_ = 0;
   std::uint64_t send_completed_ = 0;

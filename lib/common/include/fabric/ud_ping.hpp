@@ -32,6 +32,7 @@ struct datagram_outcome {
   std::uint64_t sent = 0;      ///< datagrams sent (client) or sent back (server)
   std::uint64_t received = 0;  ///< replies that came back in time (client), datagrams echoed (server)
   std::uint64_t strangers = 0; ///< datagrams from anyone but the peer, ignored
+  std::uint64_t oversize = 0;  ///< datagrams longer than plan.size, from anyone, dropped
   std::string peer;            ///< "10.0.0.2:18515"
 };
 

@@ -30,6 +30,7 @@ struct ud_result {
   std::uint64_t sent = 0;
   std::uint64_t received = 0;
   std::uint64_t verify_errors = 0;
+  std::uint64_t oversize = 0;      ///< datagrams longer than the agreed size, dropped
   std::optional<double> setup_us;  ///< connection or join time
 
   [[nodiscard]] std::uint64_t lost() const noexcept { return received < expected ? expected - received : 0; }
@@ -39,7 +40,8 @@ struct ud_result {
 
 /// Sums over a test's QPs.
 struct ud_totals {
-  std::uint64_t expected = 0, sent = 0, received = 0, lost = 0, verify_errors = 0;
+  std::uint64_t expected = 0, sent = 0, received = 0, lost = 0, verify_errors = 0, oversize = 0;
+  std::uint32_t size = 0;  ///< bytes of each message (-S), to name what was oversize
   std::size_t failed = 0;  ///< QPs whose item is not ok
   latency_stats setup;     ///< connection or join times
 };
@@ -56,6 +58,7 @@ ud_totals totals(const std::vector<R>& results, std::string_view ready) {
     t.received += r.received;
     t.lost += r.lost();
     t.verify_errors += r.verify_errors;
+    t.oversize += r.oversize;
     t.failed += item_ok(r, ready) ? 0 : 1;
     if (r.setup_us) t.setup.add(*r.setup_us);
   }
@@ -78,12 +81,14 @@ std::vector<std::string> loss_lines(std::string_view who, std::string_view ready
 }
 
 /// The verdict on the counts: ok, or test_failed naming the loss or the
-/// verification failures.
+/// verification failures; a loss while longer datagrams than agreed came
+/// (a peer that sends more than -S) is a protocol error saying so.
 verdict loss_verdict(const ud_totals& t);
 
 /// A QP as an item of the document's results: kind, index, ok, error
-/// (its failure, or its loss), state, qpn, remote_qpn, qkey, the counts,
-/// and the setup time under `setup_key` ("connect_us", "join_us").
+/// (its failure, or its loss), state, qpn, remote_qpn, qkey, the counts
+/// (oversize among them), and the setup time under `setup_key`
+/// ("connect_us", "join_us").
 nlohmann::json result_json(std::string_view kind, std::string_view ready, std::string_view setup_key,
                            const ud_result& r);
 
