@@ -252,7 +252,28 @@ check "health: one line, the port and the self-connection" json_lines_check "$LA
 check "health --prometheus: ok, the port active, the self RTT" grep -q '^fabric_health_self_rtt_p50_seconds ' "$WORK/prom/health.prom"
 check "health --prometheus: fabric_health_ok 1" grep -qx 'fabric_health_ok 1' "$WORK/prom/health.prom"
 expect_rc 0 "health, human: the port's line" "$SWEEP" health --address "$ADDR"
-check "health, human: state, link layer and MTU" grep -Eq '^rxe[0-9a-z_]* port 1: Active, Ethernet, MTU [0-9]+$' "$LAST_OUT"
+check "health, human: state, link layer, MTU and rate" \
+  grep -Eq '^rxe[0-9a-z_]* port 1: Active, Ethernet, MTU [0-9]+, [0-9.]+ Gb/sec \([0-9]+X [A-Z0-9]+\)$' "$LAST_OUT"
+
+# The port's rate as the kernel reports it, held to what the admin expects
+# (NHC's check_hw_ib): a port below it fails, named with its rate.
+RATE=$(awk '{print $1}' /sys/class/infiniband/*/ports/1/rate | head -n 1)
+expect_rc 0 "health --expect-rate at the port's own rate: ok" "$SWEEP" health --address "$ADDR" -C 5 --expect-rate "$RATE" -j
+check "health -j: the port's width, speed and rate" json_check "$LAST_OUT" \
+  'kind("port")[0]["rate_gbps"] > 0 and kind("port")[0]["width"].endswith("X") and kind("port")[0]["rate"].endswith(")")'
+expect_rc 1 "health --expect-rate 100: a port below it fails (1)" "$SWEEP" health --address "$ADDR" -C 5 --expect-rate 100 \
+  --prometheus "$WORK/prom/health.prom"
+check "health --expect-rate: the error names the port, its rate and the rate expected" \
+  grep -Eq '^fabric-sweep: error: rxe[0-9a-z_]* port 1: [0-9.]+ Gb/sec \([0-9]+X [A-Z0-9]+\), expected 100$' "$LAST_ERR"
+check "health --expect-rate --prometheus: unhealthy, the port's rate in bytes per second" \
+  grep -qx 'fabric_health_ok 0' "$WORK/prom/health.prom"
+check "health --prometheus: the rate gauge" grep -q '^fabric_health_port_rate_bytes_per_second{' "$WORK/prom/health.prom"
+expect_rc 1 "health --expect-width 4X: a narrower port fails (1)" "$SWEEP" health --address "$ADDR" -C 5 --expect-width 4X -j
+check "health --expect-width: the port's result says why" json_check "$LAST_OUT" \
+  'not kind("port")[0]["ok"] and kind("port")[0]["error"].endswith("wide, expected 4X")'
+expect_rc 3 "health --device of no port (3)" "$SWEEP" health --address "$ADDR" --device nosuchdev -j
+check "health --device: the error names it" json_check "$LAST_OUT" 'd["error"] == "no port of nosuchdev"'
+expect_rc 2 "health --expect-rate nan (2)" "$SWEEP" health --expect-rate nan
 
 # An address that is not this host's: the self-connection fails, bounded.
 t0=$SECONDS

@@ -75,13 +75,10 @@ pair_result ping_self(const options& opt, const std::string& host, const std::st
   return out;
 }
 
-std::string port_line(const fabric::port_info& p) {
-  return fmt::format("{} port {}: {}, {}, MTU {}", fabric::printable(p.device), p.port, fabric::port_state_name(p.state),
-                     fabric::link_layer_name(p.link_layer), p.active_mtu);
-}
-
-fabric::verdict judge(const health_report& rep) {
-  if (rep.ports.empty()) return {exit_code::no_device, "no RDMA device found"};
+fabric::verdict judge(const options& opt, const health_report& rep) {
+  if (rep.ports.empty())
+    return {exit_code::no_device, opt.health.device.empty() ? std::string("no RDMA device found")
+                                                            : fmt::format("no port of {}", fabric::printable(opt.health.device))};
   if (std::none_of(rep.ports.begin(), rep.ports.end(), active)) {
     std::string seen;
     for (const auto& p : rep.ports)
@@ -89,6 +86,8 @@ fabric::verdict judge(const health_report& rep) {
                           fabric::port_state_name(p.state));
     return {exit_code::no_device, "no Active port: " + seen};
   }
+  for (const auto& p : rep.ports)
+    if (auto why = shortfall(opt.health, p); !why.empty()) return {exit_code::test_failed, why};
   if (rep.self && !rep.self->ok)
     return {exit_code::connect_failed, fmt::format("self-connection to {}: {}", rep.address, rep.self->error)};
   return {};
@@ -96,12 +95,42 @@ fabric::verdict judge(const health_report& rep) {
 
 }  // namespace
 
+/// "100 Gb/sec (4X EDR)": the kernel's words, else ours from width and speed.
+std::string rate_text(const fabric::port_info& p) {
+  if (!p.rate.empty()) return fabric::printable(p.rate);
+  if (auto g = p.rate_gbps())
+    return fmt::format("{} Gb/sec ({} {})", *g, fabric::width_name(p.active_width), fabric::speed_name(p.active_speed));
+  return "rate unknown";
+}
+
+std::string port_line(const fabric::port_info& p) {
+  return fmt::format("{} port {}: {}, {}, MTU {}, {}", fabric::printable(p.device), p.port, fabric::port_state_name(p.state),
+                     fabric::link_layer_name(p.link_layer), p.active_mtu, rate_text(p));
+}
+
+/// Why an Active port falls short of what --expect-rate and --expect-width
+/// ask; empty when it does not.
+std::string shortfall(const health_options& h, const fabric::port_info& p) {
+  if (!active(p)) return {};
+  auto where = fmt::format("{} port {}", fabric::printable(p.device), p.port);
+  if (h.expect_rate_gbps) {
+    auto rate = p.rate_gbps();
+    if (!rate || *rate < *h.expect_rate_gbps) return fmt::format("{}: {}, expected {}", where, rate_text(p), *h.expect_rate_gbps);
+  }
+  if (!h.expect_width.empty() && fabric::width_name(p.active_width) != h.expect_width)
+    return fmt::format("{}: {} wide, expected {}", where, fabric::width_name(p.active_width), h.expect_width);
+  return {};
+}
+
+
 namespace {
 
 fabric::verdict check_host(const options& opt, health_report& rep, fabric::console& con) {
   auto host = fabric::host_name();
   rep.address = addresses(opt.run, {host}).front();
   rep.ports = fabric::all_ports();
+  if (!opt.health.device.empty())
+    std::erase_if(rep.ports, [&](const fabric::port_info& p) { return p.device != opt.health.device; });
   for (const auto& p : rep.ports) con.line(port_line(p));
   if (std::any_of(rep.ports.begin(), rep.ports.end(), active)) {
     rep.self = ping_self(opt, host, rep.address);
@@ -110,7 +139,7 @@ fabric::verdict check_host(const options& opt, health_report& rep, fabric::conso
       con.line(fmt::format("self-connection {}:{}: {} pings, rtt min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us",
                            rep.address, s.port, s.pings, s.latency->min, s.latency->p50, s.latency->p99, s.latency->max));
   }
-  return judge(rep);
+  return judge(opt, rep);
 }
 
 }  // namespace
@@ -135,17 +164,22 @@ void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {
   j["role"] = "health";
   j["options"] = options_json(opt);
   nlohmann::json results = nlohmann::json::array();
-  for (const auto& p : rep.ports)
+  for (const auto& p : rep.ports) {
+    auto why = active(p) ? shortfall(opt.health, p) : fmt::format("the port is {}", fabric::port_state_name(p.state));
     results.push_back({{"kind", "port"},
                        {"index", results.size()},
-                       {"ok", active(p)},
-                       {"error", active(p) ? nlohmann::json(nullptr)
-                                           : nlohmann::json(fmt::format("the port is {}", fabric::port_state_name(p.state)))},
+                       {"ok", why.empty()},
+                       {"error", fabric::text_or_null(why)},
                        {"device", p.device},
                        {"port", p.port},
                        {"state", fabric::port_state_name(p.state)},
                        {"link_layer", fabric::link_layer_name(p.link_layer)},
-                       {"mtu", p.active_mtu}});
+                       {"mtu", p.active_mtu},
+                       {"width", fabric::width_name(p.active_width)},
+                       {"speed", fabric::speed_name(p.active_speed)},
+                       {"rate", fabric::text_or_null(p.rate)},
+                       {"rate_gbps", fabric::value_or_null(p.rate_gbps())}});
+  }
   if (rep.self) {
     const auto& s = *rep.self;
     results.push_back({{"kind", "self"},

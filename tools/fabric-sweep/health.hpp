@@ -5,7 +5,7 @@
 #include "pair.hpp"
 
 #include "fabric/console.hpp"
-#include "fabric/ud.hpp"
+#include "fabric/ports.hpp"
 
 #include <optional>
 #include <string>
@@ -20,6 +20,17 @@ struct health_report {
   std::vector<fabric::port_info> ports;
   std::optional<pair_result> self;             ///< the self-connection, once tried
 };
+
+/// "100 Gb/sec (4X EDR)": a port's rate in the kernel's words, else in
+/// ours from its width and speed.
+std::string rate_text(const fabric::port_info& p);
+
+/// A port's line: "rxe0 port 1: Active, Ethernet, MTU 1024, 10 Gb/sec (4X QDR)".
+std::string port_line(const fabric::port_info& p);
+
+/// Why an Active port falls short of --expect-rate or --expect-width, as
+/// "rxe0 port 1: 2.5 Gb/sec (1X SDR), expected 100"; empty when it does not.
+std::string shortfall(const health_options& h, const fabric::port_info& p);
 
 /// The health subcommand's body: ok when a port is Active and the
 /// self-connection passed.

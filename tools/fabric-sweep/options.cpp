@@ -138,6 +138,13 @@ void add_options(CLI::App& app, options& opt) {
   health->add_option("--prometheus", opt.report.prometheus,
                      "Write the host's health as node_exporter textfile-collector gauges here")
       ->type_name(std::string(fabric::completion::file_type));
+  health->add_option("--device", opt.health.device, "Check this RDMA device's ports only (default: every device's)")
+      ->type_name("DEVICE");
+  health->add_option("--expect-rate", opt.health.expect_rate_gbps,
+                     "Fail when an Active port's rate, as the kernel reports it, is below this many Gb/s")
+      ->check(finite)->check(CLI::Range(0.001, 1e6))->type_name("GBPS");
+  health->add_option("--expect-width", opt.health.expect_width, "Fail when an Active port is not this wide")
+      ->check(CLI::IsMember({"1X", "2X", "4X", "8X", "12X"}))->type_name("WIDTH");
   health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options
   std::vector<CLI::Option*> sweep_only{hosts,    rank,           run_check, acm_service, group,          retests,
                                        repeat,   interval,       duration,  quick,       unidirectional, pairs,
@@ -189,7 +196,10 @@ nlohmann::json options_json(const options& o) {
             {"count", pair_count(o.run).value_or(100)},
             {"size", pair_size(o.run)},
             {"timeout", o.run.timeout_ms},
-            {"prometheus", text_or_null(o.report.prometheus)}};
+            {"prometheus", text_or_null(o.report.prometheus)},
+            {"device", text_or_null(o.health.device)},
+            {"expect_rate", fabric::value_or_null(o.health.expect_rate_gbps)},
+            {"expect_width", text_or_null(o.health.expect_width)}};
   const auto& r = o.run;
   return {{"hosts", text_or_null(r.hosts)},
           {"rank", fabric::value_or_null(r.rank)},

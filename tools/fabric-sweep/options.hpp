@@ -55,6 +55,13 @@ struct verdict_options {
   std::optional<double> expect_gbps;  ///< --expect-gbps: bw, an absolute floor
 };
 
+/// What the health check expects of this host's ports (NHC's check_hw_ib).
+struct health_options {
+  std::string device;                      ///< --device: check this device's ports only
+  std::optional<double> expect_rate_gbps;  ///< --expect-rate: an Active port below it fails
+  std::string expect_width;                ///< --expect-width: "4X"; an Active port of another width fails
+};
+
 /// What the command line asked for: a rank of a sweep, or a subcommand.
 enum class mode { rank, report, health };
 
@@ -63,6 +70,7 @@ struct options {
   run_options run;
   report_options report;
   verdict_options verdict;         ///< the run's re-tests and the report's verdict
+  health_options health;
   sweep::mode mode = mode::rank;
 };
 

@@ -150,6 +150,11 @@ std::string prometheus_text(const health_report& rep, const fabric::verdict& v) 
                {{"device", p.device}, {"port", port}, {"link_layer", fabric::link_layer_name(p.link_layer)}},
                p.state == IBV_PORT_ACTIVE ? 1 : 0);
   }
+  out.family("fabric_health_port_rate_bytes_per_second", "A port's rate as the kernel reports it (its Gb/s x 10^9 / 8)");
+  for (const auto& p : rep.ports)
+    if (auto g = p.rate_gbps())
+      out.sample("fabric_health_port_rate_bytes_per_second", {{"device", p.device}, {"port", std::to_string(p.port)}},
+                 *g * 1e9 / 8);
   out.family("fabric_health_port_mtu_bytes", "A port's active MTU");
   for (const auto& p : rep.ports)
     out.sample("fabric_health_port_mtu_bytes", {{"device", p.device}, {"port", std::to_string(p.port)}}, p.active_mtu);

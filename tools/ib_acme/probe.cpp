@@ -1,6 +1,7 @@
 #include "ib_acme.hpp"
 
 #include "fabric/acm.hpp"
+#include "fabric/ports.hpp"
 #include "fabric/sa.hpp"
 #include "fabric/console.hpp"
 #include "fabric/ud.hpp"

@@ -3,6 +3,7 @@
 #include "ib_acme.hpp"
 
 #include "fabric/json_values.hpp"
+#include "fabric/ports.hpp"
 
 #include <fmt/format.h>
 

@@ -53,32 +53,6 @@ bool is_unspecified_group(const sockaddr* group) noexcept {
   }
 }
 
-std::vector<port_info> all_ports() {
-  std::vector<port_info> ports;
-  int n = 0;
-  std::unique_ptr<ibv_device*, release<&ibv_free_device_list>> list(ibv_get_device_list(&n));
-  if (!list) return ports;
-  for (int i = 0; i < n; ++i) {
-    std::unique_ptr<ibv_context, release<&ibv_close_device>> ctx(ibv_open_device(list.get()[i]));
-    if (!ctx) continue;
-    ibv_device_attr da{};
-    if (ibv_query_device(ctx.get(), &da) != 0) continue;
-    for (std::uint8_t p = 1; p <= da.phys_port_cnt; ++p) {
-      ibv_port_attr pa{};
-      if (ibv_query_port(ctx.get(), p, &pa) != 0) continue;
-      port_info info;
-      info.device = ibv_get_device_name(list.get()[i]);
-      info.port = p;
-      info.link_layer = pa.link_layer;
-      info.state = static_cast<std::uint8_t>(pa.state);
-      info.active_mtu = mtu_bytes(pa.active_mtu);
-      info.path_mtu = info.active_mtu;
-      ports.push_back(info);
-    }
-  }
-  return ports;
-}
-
 std::optional<std::string> infiniband_only_problem(std::string_view request, const std::vector<port_info>& ports) {
   std::string seen;
   for (const auto& p : ports) {

@@ -57,10 +57,6 @@ std::array<std::uint8_t, path_record_size> encode_path(const path_record& r) noe
   return raw;
 }
 
-unsigned mtu_bytes(unsigned mtu_enum) noexcept {
-  return mtu_enum >= 1 && mtu_enum <= 5 ? 128u << mtu_enum : 0;
-}
-
 double rate_gbps(unsigned r) noexcept {
   switch (r) {
     case 2: return 2.5;

@@ -13,61 +13,9 @@
 
 namespace fabric {
 
-std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept {
-  switch (mtu) {
-    case IBV_MTU_256: return 256;
-    case IBV_MTU_512: return 512;
-    case IBV_MTU_1024: return 1024;
-    case IBV_MTU_2048: return 2048;
-    case IBV_MTU_4096: return 4096;
-  }
-  return 0;
-}
-
 std::uint32_t spill_bytes(std::uint32_t size, std::uint32_t port_mtu) noexcept {
   std::uint32_t most = port_mtu != 0 ? port_mtu : largest_mtu;
   return most > size ? most - size : 0;
-}
-
-std::string_view link_layer_name(std::uint8_t link_layer) noexcept {
-  switch (link_layer) {
-    case IBV_LINK_LAYER_INFINIBAND: return "InfiniBand";
-    case IBV_LINK_LAYER_ETHERNET: return "Ethernet";
-    default: return "unspecified";
-  }
-}
-
-std::string_view port_state_name(std::uint8_t state) noexcept {
-  switch (state) {
-    case IBV_PORT_DOWN: return "Down";
-    case IBV_PORT_INIT: return "Init";
-    case IBV_PORT_ARMED: return "Armed";
-    case IBV_PORT_ACTIVE: return "Active";
-    case IBV_PORT_ACTIVE_DEFER: return "ActiveDefer";
-    default: return "Nop";
-  }
-}
-
-port_info query_port(rdma_cm_id* id) {
-  if (id->verbs == nullptr) throw error(exit_code::no_device, "rdma_cm id is not bound to an RDMA device");
-  port_info info;
-  info.device = ibv_get_device_name(id->verbs->device);
-  info.port = id->port_num;
-  ibv_port_attr pa{};
-  check_ret(ibv_query_port(id->verbs, id->port_num, &pa), fmt::format("ibv_query_port {} port {}", info.device, info.port));
-  info.link_layer = pa.link_layer;
-  info.state = static_cast<std::uint8_t>(pa.state);
-  info.active_mtu = mtu_bytes(pa.active_mtu);
-  info.path_mtu = info.active_mtu;
-  if (id->route.num_paths > 0 && id->route.path_rec != nullptr) {
-    auto route_mtu = mtu_bytes(static_cast<ibv_mtu>(id->route.path_rec->mtu));
-    if (route_mtu != 0) info.path_mtu = std::min(info.path_mtu, route_mtu);
-  }
-  ibv_device_attr da{};
-  check_ret(ibv_query_device(id->verbs, &da), fmt::format("ibv_query_device {}", info.device));
-  info.max_qp_wr = static_cast<std::uint32_t>(std::max(da.max_qp_wr, 1));
-  info.max_cqe = static_cast<std::uint32_t>(std::max(da.max_cqe, 2));
-  return info;
 }
 
 std::optional<std::string> ud_size_problem(std::size_t size, const port_info& port) {

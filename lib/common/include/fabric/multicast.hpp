@@ -47,9 +47,6 @@ ud_destination group_destination(const ud_endpoint& ep, const multicast_group& g
 /// asks the subnet administrator to assign a group.
 bool is_unspecified_group(const sockaddr* group) noexcept;
 
-/// Ports of every RDMA device on this host.
-std::vector<port_info> all_ports();
-
 /// The error for a group request that needs InfiniBand (an AF_IB unmapped
 /// MGID, or an SA-assigned group) when `ports` has no InfiniBand port, or
 /// nothing: "-M ff0e::1: ... needs an InfiniBand port; rxe0 port 1 is Ethernet".

@@ -45,9 +45,6 @@ path_record decode_path(std::span<const std::uint8_t, path_record_size> raw) noe
 /// Encodes a record into 64 big-endian bytes (reserved bytes zero).
 std::array<std::uint8_t, path_record_size> encode_path(const path_record& p) noexcept;
 
-/// The IB MTU enum in bytes (1 -> 256 ... 5 -> 4096); 0 when unknown.
-unsigned mtu_bytes(unsigned mtu_enum) noexcept;
-
 /// The IB rate enum in Gb/s as ibacm's min_rate counts it (2 -> 2.5 ...); 0 when unknown.
 double rate_gbps(unsigned rate_enum) noexcept;
 

@@ -6,6 +6,7 @@
 
 #include "fabric/error.hpp"
 #include "fabric/handles.hpp"
+#include "fabric/ports.hpp"
 #include "fabric/progress.hpp"
 #include "fabric/verbs.hpp"
 
@@ -43,13 +44,6 @@ bool from_source(const ibv_wc& wc, const ibv_grh& grh, const ibv_gid& source, st
 /// IPv4-mapped one; empty for other families.
 std::optional<ibv_gid> roce_gid_of(const sockaddr* addr);
 
-/// Bytes of an ibv_mtu value (IBV_MTU_1024 -> 1024); 0 for an unknown value.
-std::uint32_t mtu_bytes(ibv_mtu mtu) noexcept;
-
-/// The largest MTU of any port (InfiniBand's 4096): the most payload one
-/// datagram can carry.
-inline constexpr std::uint32_t largest_mtu = 4096;
-
 /// Bytes a receive needs beyond its slot's `size` payload bytes so that a
 /// datagram as large as the port's active MTU (`port_mtu` bytes; 0 when
 /// unknown: largest_mtu) still fits: a longer datagram than agreed is then
@@ -61,28 +55,6 @@ std::uint32_t spill_bytes(std::uint32_t size, std::uint32_t port_mtu) noexcept;
 [[nodiscard]] constexpr bool oversize(std::uint32_t byte_len, std::uint32_t size) noexcept {
   return byte_len > grh_bytes + std::uint64_t{size};
 }
-
-/// "InfiniBand", "Ethernet", or "unspecified".
-std::string_view link_layer_name(std::uint8_t link_layer) noexcept;
-
-/// A port's state as ibstat names it: "Down", "Init", "Armed", "Active",
-/// "ActiveDefer", or "Nop".
-std::string_view port_state_name(std::uint8_t state) noexcept;
-
-/// The port an rdma_cm id is bound to, as far as a UD test cares.
-struct port_info {
-  std::string device;              ///< "rxe0"
-  std::uint8_t port = 0;           ///< port number
-  std::uint8_t link_layer = 0;     ///< IBV_LINK_LAYER_*
-  std::uint8_t state = 0;          ///< IBV_PORT_*
-  std::uint32_t active_mtu = 0;    ///< bytes
-  std::uint32_t path_mtu = 0;      ///< bytes: the active MTU, lowered to the resolved route's
-  std::uint32_t max_qp_wr = 0;     ///< device limit on work requests per queue
-  std::uint32_t max_cqe = 0;       ///< device limit on CQ entries
-};
-
-/// Queries the device and port of a bound or resolved id.
-port_info query_port(rdma_cm_id* id);
 
 /// The error for a datagram that cannot fit the path, or nothing when it
 /// fits: "message size 2000 is larger than the path MTU 1024 of rxe0 port 1".
