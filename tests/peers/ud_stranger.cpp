@@ -14,6 +14,7 @@
 #include "fabric/handles.hpp"
 #include "fabric/progress.hpp"
 #include "fabric/ud.hpp"
+#include "fabric/ud_traffic.hpp"
 #include "fabric/verbs.hpp"
 
 #include <arpa/inet.h>

@@ -5,6 +5,7 @@
 #include "fabric/multicast.hpp"
 #include "fabric/wait.hpp"
 #include "fabric/ud.hpp"
+#include "fabric/ud_traffic.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>

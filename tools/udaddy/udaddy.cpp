@@ -4,6 +4,7 @@
 #include "fabric/cm.hpp"
 #include "fabric/wait.hpp"
 #include "fabric/ud.hpp"
+#include "fabric/ud_traffic.hpp"
 
 #include <fmt/format.h>
 

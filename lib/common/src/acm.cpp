@@ -1,6 +1,6 @@
 #include "fabric/acm.hpp"
 
-#include "fabric/console.hpp"
+#include "fabric/text.hpp"
 #include "fabric/socket.hpp"
 
 #include <fmt/format.h>

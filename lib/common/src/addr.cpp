@@ -1,6 +1,6 @@
 #include "fabric/addr.hpp"
 
-#include "fabric/console.hpp"
+#include "fabric/text.hpp"
 #include "fabric/error.hpp"
 #include "fabric/wait.hpp"
 

@@ -1,7 +1,7 @@
 #include "fabric/group_exchange.hpp"
 
 #include "fabric/addr.hpp"
-#include "fabric/console.hpp"
+#include "fabric/text.hpp"
 
 #include <fmt/format.h>
 

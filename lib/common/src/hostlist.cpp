@@ -1,6 +1,6 @@
 #include "fabric/hostlist.hpp"
 
-#include "fabric/console.hpp"
+#include "fabric/text.hpp"
 #include "fabric/error.hpp"
 
 #include <fmt/format.h>

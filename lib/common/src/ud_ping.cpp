@@ -2,7 +2,7 @@
 
 #include "fabric/addr.hpp"
 #include "fabric/cm.hpp"
-#include "fabric/console.hpp"
+#include "fabric/text.hpp"
 #include "fabric/meet.hpp"
 #include "fabric/rc.hpp"
 #include "fabric/ud.hpp"

@@ -4,6 +4,7 @@
 /// hands over text and events; the console alone knows the output mode.
 
 #include "fabric/error.hpp"
+#include "fabric/text.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -31,13 +32,6 @@ std::string dump_json(const nlohmann::json& j, int indent = -1);
 /// This host's name, as every document and line names it ("unknown" when
 /// the system will not say).
 std::string host_name();
-
-/// Bytes from a peer or the user made safe for a terminal: printable
-/// ASCII as is, every other byte (control characters, escape sequences,
-/// bytes that are not ASCII) as \xNN. Every message that quotes input
-/// (options, file and host names, peer data) passes it through this; the
-/// result is printable, so escaping twice changes nothing.
-std::string printable(std::string_view bytes);
 
 /// Hands a document's results over one at a time: a report of a million
 /// pairs is written as it is rendered, never held whole.
