@@ -3,9 +3,9 @@
 // Every input must end in a result or a fabric::error, never a crash or an
 // over-read (built with AddressSanitizer).
 
-#include "fabric/acm_codec.hpp"
-#include "fabric/error.hpp"
-#include "fabric/range.hpp"
+#include "fabric/acm/acm_codec.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/cli/range.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -4,9 +4,9 @@
 // table and usage checks. A bad command line must end in a CLI11 or
 // fabric::error, never a crash.
 
-#include "fabric/console.hpp"
-#include "fabric/error.hpp"
-#include "fabric/ud.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/cm/ud.hpp"
 #include "mckey/mckey.hpp"
 #include "udaddy/udaddy.hpp"
 

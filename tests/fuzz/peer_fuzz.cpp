@@ -3,7 +3,7 @@
 // ucmatose. The first byte picks the decoder; the rest is what arrived.
 // Built with AddressSanitizer: any over-read or UB is a finding.
 
-#include "fabric/payload.hpp"
+#include "fabric/flows/payload.hpp"
 #include "ucmatose/payload.hpp"
 #include "rping/protocol.hpp"
 

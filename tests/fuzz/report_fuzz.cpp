@@ -4,7 +4,7 @@
 // are not UTF-8 replaced, nothing dropped but them, no exception), and
 // human output of peer bytes must be printable ASCII.
 
-#include "fabric/console.hpp"
+#include "fabric/cli/console.hpp"
 #include "rping/rping.hpp"
 
 #include <nlohmann/json.hpp>

@@ -4,9 +4,9 @@
 //   hostile_rping ADDR oversize   advertises a buffer larger than any -S
 //   hostile_rping ADDR badrkey    advertises a buffer with a bogus rkey
 // It exits 0 once it has done its damage and the server reacted.
-#include "fabric/cm.hpp"
-#include "fabric/rc.hpp"
-#include "fabric/verbs.hpp"
+#include "fabric/cm/cm.hpp"
+#include "fabric/cm/rc.hpp"
+#include "fabric/verbs/verbs.hpp"
 
 #include <endian.h>
 #include <fmt/format.h>

@@ -9,13 +9,13 @@
 // the stranger's datagrams has lost its QP.
 //   ud_stranger FROM SERVER COUNT [SIZE [STRANGER_SIZE]]
 // Exits 0 when every reply came back, 1 when not, 2 on bad use.
-#include "fabric/addr.hpp"
-#include "fabric/cm.hpp"
-#include "fabric/handles.hpp"
-#include "fabric/progress.hpp"
-#include "fabric/ud.hpp"
-#include "fabric/ud_traffic.hpp"
-#include "fabric/verbs.hpp"
+#include "fabric/verbs/addr.hpp"
+#include "fabric/cm/cm.hpp"
+#include "fabric/base/handles.hpp"
+#include "fabric/base/progress.hpp"
+#include "fabric/cm/ud.hpp"
+#include "fabric/flows/ud_traffic.hpp"
+#include "fabric/verbs/verbs.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>

@@ -1,6 +1,6 @@
-#include "fabric/acm_codec.hpp"
-#include "fabric/error.hpp"
-#include "fabric/range.hpp"
+#include "fabric/acm/acm_codec.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/cli/range.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fabric/cli.hpp"
+#include "fabric/cli/cli.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fabric/completion.hpp"
+#include "fabric/cli/completion.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "fabric/cli.hpp"
-#include "fabric/error.hpp"
+#include "fabric/cli/cli.hpp"
+#include "fabric/base/error.hpp"
 
 #include <gtest/gtest.h>
 

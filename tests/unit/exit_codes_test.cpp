@@ -1,7 +1,7 @@
 // The exit-code table is written once, in error.hpp; its copies (the
 // README's table, the common schema's list, the man pages' EXIT STATUS)
 // are held to it here.
-#include "fabric/error.hpp"
+#include "fabric/base/error.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -25,7 +25,7 @@ const std::filesystem::path source{FABRIC_SOURCE_DIR};
 
 /// error.hpp's enum, read as its text: name -> code.
 std::map<std::string, int> table() {
-  auto text = read(source / "lib/common/include/fabric/error.hpp");
+  auto text = read(source / "lib/common/include/fabric/base/error.hpp");
   auto begin = text.find("enum class exit_code");
   auto end = text.find("};", begin);
   std::istringstream lines(text.substr(begin, end - begin));

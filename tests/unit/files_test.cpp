@@ -1,7 +1,7 @@
 // fabric::write_file_atomically: whole files, kept modes and owners, and
 // no write through a directory someone else controls.
-#include "fabric/error.hpp"
-#include "fabric/files.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/base/files.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Slurm host lists, as SLURM_JOB_NODELIST and clush -w write them.
-#include "fabric/error.hpp"
-#include "fabric/hostlist.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/cli/hostlist.hpp"
 
 #include <gtest/gtest.h>
 

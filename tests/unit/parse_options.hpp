@@ -2,7 +2,7 @@
 /// Parses a tool's command line in a unit test as the tool does: its own
 /// options (found next to `Options`) and -j/--json.
 
-#include "fabric/cli.hpp"
+#include "fabric/cli/cli.hpp"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "fabric/payload.hpp"
+#include "fabric/flows/payload.hpp"
 
 #include <gtest/gtest.h>
 

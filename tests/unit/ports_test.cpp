@@ -1,5 +1,5 @@
 // A port's names and rate, as verbs and the kernel report them.
-#include "fabric/ports.hpp"
+#include "fabric/verbs/ports.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The bandwidth check's connection data: what the client asks, what the
 // server answers, and each writer's closing figures; a peer's lies refused.
-#include "fabric/rc_bandwidth.hpp"
+#include "fabric/flows/rc_bandwidth.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // The SA client's words for a MAD status.
-#include "fabric/sa.hpp"
+#include "fabric/acm/sa.hpp"
 
 #include <gtest/gtest.h>
 

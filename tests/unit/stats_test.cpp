@@ -1,4 +1,4 @@
-#include "fabric/stats.hpp"
+#include "fabric/base/stats.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -5,7 +5,7 @@
 #include "fabric-sweep/place.hpp"
 #include "fabric-sweep/rounds.hpp"
 
-#include "fabric/error.hpp"
+#include "fabric/base/error.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include "fabric-sweep/report.hpp"
 #include "fabric-sweep/rounds.hpp"
 
-#include "fabric/error.hpp"
+#include "fabric/base/error.hpp"
 
 #include <gtest/gtest.h>
 

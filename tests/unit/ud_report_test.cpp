@@ -1,4 +1,4 @@
-#include "fabric/ud_report.hpp"
+#include "fabric/cli/ud_report.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

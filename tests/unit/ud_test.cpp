@@ -1,4 +1,4 @@
-#include "fabric/ud.hpp"
+#include "fabric/cm/ud.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 #include "udaddy/udaddy.hpp"
 #include "parse_options.hpp"
 
-#include "fabric/ud.hpp"
+#include "fabric/cm/ud.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,4 @@
-#include "fabric/wait.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

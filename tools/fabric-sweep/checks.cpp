@@ -5,12 +5,12 @@
 #include "options.hpp"
 #include "pair.hpp"
 
-#include "fabric/acm.hpp"
-#include "fabric/console.hpp"
-#include "fabric/rc_bandwidth.hpp"
-#include "fabric/rc_connect.hpp"
-#include "fabric/rc_ping.hpp"
-#include "fabric/ud_ping.hpp"
+#include "fabric/acm/acm.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/flows/rc_bandwidth.hpp"
+#include "fabric/flows/rc_connect.hpp"
+#include "fabric/flows/rc_ping.hpp"
+#include "fabric/flows/ud_ping.hpp"
 
 #include <fmt/format.h>
 

@@ -4,7 +4,7 @@
 // a field a spreadsheet would take for a formula is led by a quote.
 #include "report.hpp"
 
-#include "fabric/wait.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

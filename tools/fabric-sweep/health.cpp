@@ -4,11 +4,11 @@
 #include "health.hpp"
 #include "place.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/files.hpp"
-#include "fabric/json_values.hpp"
-#include "fabric/multicast.hpp"
-#include "fabric/rc_ping.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/files.hpp"
+#include "fabric/cli/json_values.hpp"
+#include "fabric/cm/multicast.hpp"
+#include "fabric/flows/rc_ping.hpp"
 
 #include <fmt/format.h>
 

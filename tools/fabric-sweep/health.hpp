@@ -4,8 +4,8 @@
 #include "options.hpp"
 #include "pair.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/ports.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/verbs/ports.hpp"
 
 #include <optional>
 #include <string>

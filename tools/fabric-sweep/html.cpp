@@ -6,7 +6,7 @@
 // script is inline, and the small page has none.
 #include "report.hpp"
 
-#include "fabric/wait.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

@@ -4,7 +4,7 @@
 // so that joining costs each byte once.
 #include "report.hpp"
 
-#include "fabric/wait.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

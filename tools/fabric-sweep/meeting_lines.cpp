@@ -3,7 +3,7 @@
 // peer is read as untrusted.
 #include "meetings.hpp"
 
-#include "fabric/json_values.hpp"
+#include "fabric/cli/json_values.hpp"
 
 #include <cmath>
 

@@ -7,9 +7,9 @@
 // (meeting_lines.cpp).
 #include "meetings.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/socket.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/socket.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // latest run kept, each pair's final word chosen, and the pairs judged.
 #include "report.hpp"
 
-#include "fabric/wait.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

@@ -3,7 +3,7 @@
 // a pair passes when each of the two heard all of the other's.
 #include "multicast.hpp"
 
-#include "fabric/group_exchange.hpp"
+#include "fabric/flows/group_exchange.hpp"
 
 #include <fmt/format.h>
 

@@ -1,9 +1,9 @@
 // The command line: the run's options, and the report subcommand's.
 #include "options.hpp"
 
-#include "fabric/acm.hpp"
-#include "fabric/completion.hpp"
-#include "fabric/json_values.hpp"
+#include "fabric/acm/acm.hpp"
+#include "fabric/cli/completion.hpp"
+#include "fabric/cli/json_values.hpp"
 
 #include <fmt/format.h>
 

@@ -4,8 +4,8 @@
 
 #include "checks.hpp"
 
-#include "fabric/acm.hpp"
-#include "fabric/cli.hpp"
+#include "fabric/acm/acm.hpp"
+#include "fabric/cli/cli.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -2,7 +2,7 @@
 // its lines of output.
 #include "pair.hpp"
 
-#include "fabric/json_values.hpp"
+#include "fabric/cli/json_values.hpp"
 
 #include <fmt/format.h>
 

@@ -5,9 +5,9 @@
 #include "checks.hpp"
 #include "options.hpp"
 
-#include "fabric/meet.hpp"
-#include "fabric/rc_bandwidth.hpp"
-#include "fabric/stats.hpp"
+#include "fabric/base/meet.hpp"
+#include "fabric/flows/rc_bandwidth.hpp"
+#include "fabric/base/stats.hpp"
 
 #include <nlohmann/json.hpp>
 

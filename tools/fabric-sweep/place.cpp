@@ -2,8 +2,8 @@
 // each host's RDMA address.
 #include "place.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/hostlist.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/cli/hostlist.hpp"
 
 #include <fmt/format.h>
 

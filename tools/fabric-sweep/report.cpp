@@ -3,11 +3,11 @@
 // printed; and the report's JSON document.
 #include "report.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/files.hpp"
-#include "fabric/json_values.hpp"
-#include "fabric/socket.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/files.hpp"
+#include "fabric/cli/json_values.hpp"
+#include "fabric/base/socket.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

@@ -9,8 +9,8 @@
 #include "options.hpp"
 #include "verdict.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/stats.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/stats.hpp"
 
 #include <cstddef>
 #include <cstdint>

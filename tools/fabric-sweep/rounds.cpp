@@ -4,7 +4,7 @@
 // of a --pairs file.
 #include "rounds.hpp"
 
-#include "fabric/console.hpp"
+#include "fabric/cli/console.hpp"
 
 #include <fmt/format.h>
 

@@ -3,8 +3,8 @@
 #include "multicast.hpp"
 #include "rounds.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/json_values.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/cli/json_values.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 #include "pair.hpp"
 #include "place.hpp"
 
-#include "fabric/console.hpp"
+#include "fabric/cli/console.hpp"
 
 #include <optional>
 #include <string>

@@ -2,8 +2,8 @@
 // O(1), and the lines that name the failed, re-tested and worst.
 #include "report.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 // The page's groups from Slurm's topology.conf: each leaf switch's hosts.
 #include "report.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/hostlist.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/cli/hostlist.hpp"
 
 #include <fmt/format.h>
 

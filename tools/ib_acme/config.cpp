@@ -1,7 +1,7 @@
 #include "ib_acme.hpp"
 
-#include "fabric/error.hpp"
-#include "fabric/files.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/base/files.hpp"
 
 #include <fmt/format.h>
 #include <infiniband/verbs.h>

@@ -3,10 +3,10 @@
 /// endpoints), generates its configuration files, and probes which of its
 /// options fit this host. A drop-in superset of rdma-core's ib_acme.
 
-#include "fabric/acm.hpp"
-#include "fabric/cli.hpp"
-#include "fabric/sa.hpp"
-#include "fabric/stats.hpp"
+#include "fabric/acm/acm.hpp"
+#include "fabric/cli/cli.hpp"
+#include "fabric/acm/sa.hpp"
+#include "fabric/base/stats.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -2,10 +2,10 @@
 // options object of the JSON document.
 #include "ib_acme.hpp"
 
-#include "fabric/completion.hpp"
-#include "fabric/console.hpp"
-#include "fabric/json_values.hpp"
-#include "fabric/range.hpp"
+#include "fabric/cli/completion.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/cli/json_values.hpp"
+#include "fabric/cli/range.hpp"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
 #include "ib_acme.hpp"
 
-#include "fabric/acm.hpp"
-#include "fabric/ports.hpp"
-#include "fabric/sa.hpp"
-#include "fabric/console.hpp"
-#include "fabric/ud.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/acm/acm.hpp"
+#include "fabric/verbs/ports.hpp"
+#include "fabric/acm/sa.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/cm/ud.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 #include <infiniband/acm_prov.h>

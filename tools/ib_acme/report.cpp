@@ -2,8 +2,8 @@
 // and summary. No I/O here.
 #include "ib_acme.hpp"
 
-#include "fabric/json_values.hpp"
-#include "fabric/ports.hpp"
+#include "fabric/cli/json_values.hpp"
+#include "fabric/verbs/ports.hpp"
 
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 // and endpoints (-e), printed as the original prints them.
 #include "session.hpp"
 
-#include "fabric/range.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/cli/range.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

@@ -1,11 +1,11 @@
 #include "mckey.hpp"
 
-#include "fabric/addr.hpp"
-#include "fabric/cm.hpp"
-#include "fabric/multicast.hpp"
-#include "fabric/wait.hpp"
-#include "fabric/ud.hpp"
-#include "fabric/ud_traffic.hpp"
+#include "fabric/verbs/addr.hpp"
+#include "fabric/cm/cm.hpp"
+#include "fabric/cm/multicast.hpp"
+#include "fabric/base/wait.hpp"
+#include "fabric/cm/ud.hpp"
+#include "fabric/flows/ud_traffic.hpp"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>

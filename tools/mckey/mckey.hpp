@@ -2,8 +2,8 @@
 /// mckey: join a multicast group on one or more UD QPs, then send datagrams
 /// to it or count the ones that arrive; wire-compatible with rdma-core's mckey.
 
-#include "fabric/cli.hpp"
-#include "fabric/ud_report.hpp"
+#include "fabric/cli/cli.hpp"
+#include "fabric/cli/ud_report.hpp"
 
 #include <cstdint>
 #include <optional>

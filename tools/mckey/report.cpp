@@ -1,9 +1,9 @@
 // Options, their checks, the report and its renderings; no I/O here.
 #include "mckey.hpp"
 
-#include "fabric/completion.hpp"
-#include "fabric/json_values.hpp"
-#include "fabric/ud.hpp"
+#include "fabric/cli/completion.hpp"
+#include "fabric/cli/json_values.hpp"
+#include "fabric/cm/ud.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

@@ -4,9 +4,9 @@
 
 #include "protocol.hpp"
 
-#include "fabric/error.hpp"
-#include "fabric/rc.hpp"
-#include "fabric/verbs.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/cm/rc.hpp"
+#include "fabric/verbs/verbs.hpp"
 
 #include <array>
 #include <chrono>

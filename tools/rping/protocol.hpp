@@ -3,7 +3,7 @@
 /// address, rkey and size; the ping data is "rdma-ping-N: " followed by a
 /// cycling run of the letters 'A'..'z' and a final NUL.
 
-#include "fabric/remote_buffer.hpp"
+#include "fabric/verbs/remote_buffer.hpp"
 
 #include <array>
 #include <cstddef>

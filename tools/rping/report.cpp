@@ -3,8 +3,8 @@
 
 #include "protocol.hpp"
 
-#include "fabric/completion.hpp"
-#include "fabric/json_values.hpp"
+#include "fabric/cli/completion.hpp"
+#include "fabric/cli/json_values.hpp"
 
 #include <fmt/format.h>
 

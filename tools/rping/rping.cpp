@@ -3,11 +3,11 @@
 #include "link.hpp"
 #include "protocol.hpp"
 
-#include "fabric/addr.hpp"
-#include "fabric/completion.hpp"
-#include "fabric/meet.hpp"
-#include "fabric/rc.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/verbs/addr.hpp"
+#include "fabric/cli/completion.hpp"
+#include "fabric/base/meet.hpp"
+#include "fabric/cm/rc.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 /// rping: RC connection, RDMA READ and RDMA WRITE check, wire-compatible
 /// with rdma-core's rping, with latency statistics and bounded waits.
 
-#include "fabric/cli.hpp"
-#include "fabric/stats.hpp"
+#include "fabric/cli/cli.hpp"
+#include "fabric/base/stats.hpp"
 
 #include <cstdint>
 #include <string>

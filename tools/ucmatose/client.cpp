@@ -1,7 +1,7 @@
 // The client's flow and its own events.
 #include "client.hpp"
 
-#include "fabric/rc.hpp"
+#include "fabric/cm/rc.hpp"
 
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 
 #include "session.hpp"
 
-#include "fabric/addr.hpp"
+#include "fabric/verbs/addr.hpp"
 
 namespace ucmatose {
 

@@ -6,9 +6,9 @@
 
 #include "report.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/handles.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/handles.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <array>
 #include <cstddef>

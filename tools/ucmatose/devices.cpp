@@ -4,8 +4,8 @@
 #include "exchange.hpp"
 #include "payload.hpp"
 
-#include "fabric/error.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

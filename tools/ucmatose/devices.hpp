@@ -9,9 +9,9 @@
 #include "made_ahead.hpp"
 #include "options.hpp"
 
-#include "fabric/handles.hpp"
-#include "fabric/rc.hpp"
-#include "fabric/verbs.hpp"
+#include "fabric/base/handles.hpp"
+#include "fabric/cm/rc.hpp"
+#include "fabric/verbs/verbs.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -3,8 +3,8 @@
 
 #include "payload.hpp"
 
-#include "fabric/error.hpp"
-#include "fabric/verbs.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/verbs/verbs.hpp"
 
 namespace ucmatose {
 

@@ -1,8 +1,8 @@
 // The command line: declared, checked as a whole, rendered for the document.
 #include "options.hpp"
 
-#include "fabric/completion.hpp"
-#include "fabric/json_values.hpp"
+#include "fabric/cli/completion.hpp"
+#include "fabric/cli/json_values.hpp"
 
 #include <fmt/format.h>
 

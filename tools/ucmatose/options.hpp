@@ -3,8 +3,8 @@
 /// they say about a run (the address to resolve, the messages each way,
 /// whether steps are timed). Owns nothing but values.
 
-#include "fabric/addr.hpp"
-#include "fabric/cli.hpp"
+#include "fabric/verbs/addr.hpp"
+#include "fabric/cli/cli.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,7 +1,7 @@
 // The report's totals and renderings; no I/O here.
 #include "report.hpp"
 
-#include "fabric/json_values.hpp"
+#include "fabric/cli/json_values.hpp"
 
 #include <fmt/format.h>
 

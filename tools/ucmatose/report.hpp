@@ -4,8 +4,8 @@
 
 #include "options.hpp"
 
-#include "fabric/error.hpp"
-#include "fabric/stats.hpp"
+#include "fabric/base/error.hpp"
+#include "fabric/base/stats.hpp"
 
 #include <nlohmann/json.hpp>
 

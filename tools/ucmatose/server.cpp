@@ -1,8 +1,8 @@
 // The server's flow and its own events.
 #include "server.hpp"
 
-#include "fabric/rc.hpp"
-#include "fabric/wait.hpp"
+#include "fabric/cm/rc.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

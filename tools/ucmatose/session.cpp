@@ -3,7 +3,7 @@
 
 #include "progress_timer.hpp"
 
-#include "fabric/wait.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 

@@ -13,9 +13,9 @@
 #include "options.hpp"
 #include "report.hpp"
 
-#include "fabric/cm.hpp"
-#include "fabric/console.hpp"
-#include "fabric/error.hpp"
+#include "fabric/cm/cm.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/error.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -7,8 +7,8 @@
 #include "options.hpp"
 #include "report.hpp"
 
-#include "fabric/console.hpp"
-#include "fabric/error.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/error.hpp"
 
 namespace ucmatose {
 

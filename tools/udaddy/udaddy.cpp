@@ -1,10 +1,10 @@
 #include "udaddy.hpp"
 
-#include "fabric/addr.hpp"
-#include "fabric/cm.hpp"
-#include "fabric/wait.hpp"
-#include "fabric/ud.hpp"
-#include "fabric/ud_traffic.hpp"
+#include "fabric/verbs/addr.hpp"
+#include "fabric/cm/cm.hpp"
+#include "fabric/base/wait.hpp"
+#include "fabric/cm/ud.hpp"
+#include "fabric/flows/ud_traffic.hpp"
 
 #include <fmt/format.h>
 

@@ -2,8 +2,8 @@
 /// udaddy: unreliable datagrams between a client and a server that meet
 /// through rdma_cm SIDR, wire-compatible with rdma-core's udaddy.
 
-#include "fabric/cli.hpp"
-#include "fabric/ud_report.hpp"
+#include "fabric/cli/cli.hpp"
+#include "fabric/cli/ud_report.hpp"
 
 #include <rdma/rdma_cma.h>
 

@@ -1,0 +1,83 @@
+#pragma once
+/// Bounded waits: deadlines, interruption by SIGINT/SIGTERM, and polling a
+/// file descriptor with both.
+
+#include "fabric/base/error.hpp"
+
+#include <chrono>
+#include <optional>
+#include <span>
+
+namespace fabric {
+
+using clock = std::chrono::steady_clock;
+
+/// Time between two points, or from one until now, as the reports count
+/// it: fractional milliseconds or microseconds.
+inline double ms_between(clock::time_point from, clock::time_point to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+inline double us_between(clock::time_point from, clock::time_point to) {
+  return std::chrono::duration<double, std::micro>(to - from).count();
+}
+inline double ms_since(clock::time_point t) { return ms_between(t, clock::now()); }
+inline double us_since(clock::time_point t) { return us_between(t, clock::now()); }
+
+/// A point in time after which a wait gives up; `never()` for none.
+class deadline {
+public:
+  /// A deadline `ms` from now; zero or negative means already expired.
+  static deadline after(std::chrono::milliseconds ms) { return deadline(clock::now() + ms); }
+  /// A deadline at `t`: for a caller that has read the clock already
+  /// (a clock read can be a system call).
+  static deadline at(clock::time_point t) { return deadline(t); }
+  static deadline never() { return deadline(std::nullopt); }
+
+  [[nodiscard]] bool expired() const { return at_ && clock::now() >= *at_; }
+  /// Milliseconds left, rounded up, for poll(2); -1 when unbounded.
+  [[nodiscard]] int poll_timeout() const;
+  /// The earlier of two deadlines.
+  [[nodiscard]] deadline min(const deadline& other) const;
+
+private:
+  explicit deadline(std::optional<clock::time_point> at) : at_(at) {}
+  std::optional<clock::time_point> at_;
+};
+
+/// Routes SIGINT and SIGTERM to a flag and a self-pipe so that every wait
+/// below wakes up. Idempotent; called by cli::run before the tool runs.
+void install_interrupt_handler();
+
+/// True once SIGINT or SIGTERM has arrived, or stop() was called.
+bool interrupted() noexcept;
+
+/// Stops the run as a signal would, for another reason: every wait below
+/// wakes up and throws error(code, reason). `reason` must outlive the run
+/// (a string literal). The first reason, a signal's or a stop's, stands.
+void stop(exit_code code, const char* reason) noexcept;
+
+/// Throws error(exit_code::interrupted), or the error stop() named, once
+/// the run was told to stop.
+void throw_if_interrupted();
+
+/// The read end of the self-pipe; readable once interrupted.
+int interrupt_fd() noexcept;
+
+/// Waits until `fd` is readable. Returns false when the deadline passes;
+/// throws error(exit_code::interrupted) on a signal. A negative fd is never
+/// readable, which makes this an interruptible sleep.
+bool wait_readable(int fd, const deadline& until);
+
+/// Waits until one of `fds` is readable and returns its index, or -1 when
+/// the deadline passes; throws error(exit_code::interrupted) on a signal.
+int wait_any(std::span<const int> fds, const deadline& until);
+
+/// As above, for an inactivity timeout: -1 when none of `fds` became
+/// readable for `quiet`. The clock is never read, which matters in loops that
+/// wait once per event (under emulation a clock read can be a system call).
+int wait_any(std::span<const int> fds, std::chrono::milliseconds quiet);
+
+/// Sets O_NONBLOCK on a descriptor, so that reads after poll never block.
+void set_nonblocking(int fd);
+
+}  // namespace fabric

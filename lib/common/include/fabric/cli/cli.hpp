@@ -1,0 +1,86 @@
+#pragma once
+/// The skeleton of every tool: option parsing and validation, the run
+/// wrapper that maps every outcome to the shared exit-code table, and the
+/// JSON document. A tool declares its options, a check of their
+/// combination, its body and its report's rendering; run() does the rest.
+
+#include "fabric/cli/console.hpp"
+#include "fabric/base/error.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+
+namespace fabric::cli {
+
+/// Output choices every tool shares.
+struct output_options {
+  std::string json;  ///< -j/--json: "document" (also -j alone) or "lines"; empty for human output
+  [[nodiscard]] output_mode mode() const noexcept {
+    return json.empty() ? output_mode::human : json == "lines" ? output_mode::lines : output_mode::document;
+  }
+};
+
+/// Adds -j/--json (one document) and --json=lines (one object a line).
+void add_output_options(CLI::App& app, output_options& out);
+
+/// Adds a --timeout MS option (bounded waits), with the given default.
+CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view what);
+
+/// A usage error: the exit code is usage, the message says what is wrong.
+[[noreturn]] void usage_error(const std::string& message);
+
+/// -t read as rdma-core's tools read it (strtoul, any base): a value, and
+/// a warning when the text was not all one number (a non-number is 0).
+/// Throws a usage error for a negative number or one beyond 0-255.
+struct tos_reading {
+  std::uint8_t value = 0;
+  std::string warning;  ///< empty when the text was a number
+};
+tos_reading read_tos(std::string_view text);
+
+/// What a tool gives the skeleton.
+struct tool {
+  std::string_view name;
+  /// Checks the parsed options as a whole (what CLI11 cannot); throws
+  /// usage_error. Runs before anything is opened or printed.
+  std::function<void()> validate;
+  /// Does the work, printing through the console as it goes, and returns
+  /// the verdict. Failures may also be thrown as fabric::error.
+  std::function<verdict(console&)> body;
+  /// Writes the report's "role", "options", "results" and "summary" into
+  /// the document. Called after the body, also when it threw, so that a
+  /// partial report is printed; and after a usage error.
+  std::function<void(nlohmann::json&)> render;
+};
+
+/// Parses argv into `app`, validates, runs the body and prints the outcome:
+/// human output and `tool: error: reason` on stderr (none when the verdict
+/// was told already), or the JSON document.
+/// Returns the process exit code. Also adds --version. A report of very
+/// many results may leave them out of render: they are then taken from
+/// `results` one at a time, as the document is written.
+int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out,
+        const result_source& results = {});
+
+/// The output mode argv asks for, read without CLI11: for a command line
+/// that did not parse. Knows -j inside a cluster of flags (-jV) and
+/// --json=VALUE.
+output_mode mode_in_argv(const CLI::App& app, int argc, char** argv);
+
+/// The document's common part: schema, tool, version, host, role "none",
+/// ok, exit_code, error, and empty options, results and summary.
+nlohmann::json make_document(std::string_view tool, const verdict& v);
+
+/// An options object key for a long option name: "busy-poll" -> "busy_poll".
+std::string option_key(std::string_view long_name);
+
+/// The long names of every user option of `app` as option keys (help,
+/// version and the JSON switch left out); for tests that hold each tool's
+/// `options` object to its command line.
+std::vector<std::string> option_keys(const CLI::App& app);
+
+}  // namespace fabric::cli

@@ -1,0 +1,112 @@
+#pragma once
+/// rdma_cm connection management with bounded waits.
+
+#include "fabric/base/error.hpp"
+#include "fabric/base/handles.hpp"
+#include "fabric/base/wait.hpp"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace fabric {
+
+/// One rdma_cm event; acknowledged when destroyed.
+class cm_event {
+public:
+  cm_event() = default;
+  explicit cm_event(rdma_cm_event* ev) noexcept : ev_(ev) {}
+  cm_event(cm_event&& o) noexcept : ev_(std::exchange(o.ev_, nullptr)) {}
+  cm_event& operator=(cm_event&& o) noexcept;
+  ~cm_event() { reset(); }
+
+  void reset() noexcept;
+  explicit operator bool() const noexcept { return ev_ != nullptr; }
+  [[nodiscard]] rdma_cm_event* get() const noexcept { return ev_; }
+  [[nodiscard]] rdma_cm_event_type type() const noexcept { return ev_->event; }
+  [[nodiscard]] rdma_cm_id* id() const noexcept { return ev_->id; }
+  [[nodiscard]] rdma_cm_id* listen_id() const noexcept { return ev_->listen_id; }
+  [[nodiscard]] int status() const noexcept { return ev_->status; }
+  [[nodiscard]] const rdma_conn_param& conn() const noexcept { return ev_->param.conn; }
+  [[nodiscard]] const rdma_ud_param& ud() const noexcept { return ev_->param.ud; }
+  /// "RDMA_CM_EVENT_ESTABLISHED", ...
+  [[nodiscard]] std::string_view name() const noexcept;
+
+private:
+  rdma_cm_event* ev_ = nullptr;
+};
+
+/// The exit code an unexpected CM event maps to (ADDR_ERROR -> resolve_failed, ...).
+exit_code classify_event(rdma_cm_event_type type) noexcept;
+
+/// Text of a CM event type ("RDMA_CM_EVENT_REJECTED").
+std::string_view event_name(rdma_cm_event_type type) noexcept;
+
+/// An error describing an unexpected or failed event: "what: RDMA_CM_EVENT_REJECTED (status 28)".
+error event_error(const cm_event& ev, std::string_view what);
+
+/// An event channel whose reads never block past a deadline.
+class cm_channel {
+public:
+  /// Creates the channel; throws error(no_device) when no RDMA device exists.
+  cm_channel();
+
+  [[nodiscard]] rdma_event_channel* get() const noexcept { return ch_.get(); }
+  [[nodiscard]] int fd() const noexcept { return ch_->fd; }
+
+  /// Creates an id on this channel.
+  cm_id create_id(rdma_port_space ps, void* context = nullptr);
+
+  /// The next event, or nullopt when the deadline passes first.
+  std::optional<cm_event> next(const deadline& until);
+
+  /// The next event if one is queued; never waits.
+  std::optional<cm_event> try_next();
+
+  /// The next event, which must be `expected` on any id; any other event
+  /// or a timeout throws an error naming `what`.
+  cm_event expect(rdma_cm_event_type expected, const deadline& until, std::string_view what);
+
+  /// Hands every event to `handle` until it has returned true `n` times
+  /// (one per id that reached its end, ready or failed). False when no
+  /// event came for `quiet` first.
+  bool settle(std::size_t n, std::chrono::milliseconds quiet, const std::function<bool(cm_event&)>& handle);
+
+  /// Moves an id to this channel (rdma_migrate_id).
+  void adopt(rdma_cm_id* id);
+
+private:
+  event_channel ch_;
+};
+
+/// cm_channel::settle over ids whose contexts point at `Item`s:
+/// `on_event(item, ev)` returns true once that item reached its end (ready
+/// or failed); an error it throws ends that item alone, through
+/// `on_error(item, e)`. False when no event came for `quiet` first.
+template <class Item, class OnEvent, class OnError>
+bool settle_each(cm_channel& ch, std::size_t n, std::chrono::milliseconds quiet, OnEvent on_event,
+                 OnError on_error) {
+  return ch.settle(n, quiet, [&](cm_event& ev) {
+    auto& item = *static_cast<Item*>(ev.id()->context);
+    try {
+      return on_event(item, ev);
+    } catch (const error& e) {
+      on_error(item, e);
+      return true;
+    }
+  });
+}
+
+/// The device every id is bound to when the host has exactly one RDMA
+/// device (librdmacm's context for it); nullptr when it has several.
+ibv_context* sole_device();
+
+/// Resolves address then route of a client id, waiting for both events.
+/// `timeout` is handed to rdma_resolve_addr/route; `until` bounds the wait.
+void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst,
+                        std::chrono::milliseconds timeout, const deadline& until);
+
+}  // namespace fabric

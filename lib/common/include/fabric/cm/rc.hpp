@@ -1,0 +1,128 @@
+#pragma once
+/// Reliable-connected (RC) endpoints over rdma_cm: the verbs resources of
+/// one connection, and the client and server halves of connection setup,
+/// every wait bounded by a deadline.
+
+#include "fabric/cm/cm.hpp"
+#include "fabric/base/handles.hpp"
+#include "fabric/verbs/verbs.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace fabric {
+
+/// Queue sizes and modes of an RC endpoint.
+struct rc_config {
+  std::uint32_t send_depth = 16;   ///< send work requests
+  std::uint32_t recv_depth = 2;    ///< receive work requests
+  std::uint32_t max_inline = 0;    ///< inline data wanted (0: none)
+  bool busy_poll = false;          ///< spin on the CQ instead of sleeping
+  bool self_created_qp = false;    ///< ibv_create_qp and state changes driven here (rping -q)
+  bool signal_all = false;         ///< every send completes on the CQ (sq_sig_all)
+};
+
+/// Creates an RC QP on `id` (rdma_create_qp) over a PD and CQs the caller
+/// owns, so that many connections can share them. Inline data is dropped
+/// when the provider refuses it; `max_inline` (if given) receives what was granted.
+cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
+                   std::uint32_t* max_inline = nullptr);
+
+/// Creates an RC QP before its connection exists (ibv_create_qp) and moves
+/// it to INIT on `port`, so that receives can be posted on it at once.
+/// attach_rc_qp hands it to an id later; rdma_accept and rdma_connect then
+/// take it through INIT (with the connection's own port and P_Key), RTR and
+/// RTS, as they do a QP from rdma_create_qp.
+verbs_qp create_unattached_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
+                                 std::uint8_t port);
+
+/// Makes `qp` the QP of `id`, as rdma_create_qp would have made one; the
+/// returned handle destroys it. Throws when they are on different devices.
+cm_qp attach_rc_qp(rdma_cm_id* id, verbs_qp qp);
+
+/// PD, CQ and QP of one connection, on an rdma_cm id the caller owns.
+class rc_endpoint {
+public:
+  rc_endpoint(rdma_cm_id* id, const rc_config& cfg);
+  rc_endpoint(const rc_endpoint&) = delete;
+  rc_endpoint& operator=(const rc_endpoint&) = delete;
+
+  [[nodiscard]] ibv_pd* pd() const noexcept { return pd_.get(); }
+  [[nodiscard]] event_cq& cq() const noexcept { return *cq_; }
+  [[nodiscard]] ibv_qp* qp() const noexcept { return own_qp_ ? own_qp_.get() : cm_qp_.get(); }
+  [[nodiscard]] const rc_config& config() const noexcept { return cfg_; }
+  [[nodiscard]] std::uint32_t max_inline() const noexcept { return max_inline_; }
+
+  /// Connection parameters: one outstanding RDMA READ each way, full retries.
+  [[nodiscard]] rdma_conn_param conn_param() const noexcept;
+
+  /// For a self-created QP: walks it to RTS with rdma_init_qp_attr.
+  void ready_self_created_qp();
+
+  /// For a self-created QP: moves it to ERR, which flushes outstanding work.
+  void fail_self_created_qp() noexcept;
+
+private:
+  rdma_cm_id* id_;
+  rc_config cfg_;
+  std::uint32_t max_inline_ = 0;
+  protection_domain pd_;           // destroyed last
+  std::unique_ptr<event_cq> cq_;
+  verbs_qp own_qp_;                // only with self_created_qp
+  cm_qp cm_qp_;                    // destroyed first
+};
+
+/// What a client connects to.
+struct rc_target {
+  std::string addr;                ///< host, IPv4 or IPv6
+  std::string source;              ///< local address to bind (may be empty)
+  std::uint16_t port = 0;
+  std::chrono::milliseconds resolve_timeout{2000};
+};
+
+/// A connected (or connecting) client: channel, id and endpoint, torn down
+/// in the right order.
+struct rc_client {
+  cm_channel channel;
+  cm_id id;
+  std::unique_ptr<rc_endpoint> endpoint;  // destroyed before the id
+};
+
+/// Resolves the target (address, then route) and creates the endpoint;
+/// the caller then registers buffers, posts receives, and calls connect_rc.
+rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const deadline& until);
+
+/// Connects a prepared client and waits for ESTABLISHED, offering
+/// `private_data` (at most 56 bytes) with the request; returns what the
+/// server's accept carried (the provider may pad it with zeros).
+/// Rejections and unreachable peers throw error(connect_failed), a silent
+/// one error(timeout).
+std::vector<std::byte> connect_rc(rc_client& c, const deadline& until, std::span<const std::byte> private_data = {});
+
+/// Binds an id to `addr` (empty: any IPv4 address) and `port`, and listens.
+cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog);
+
+/// The same in port space `ps` (RDMA_PS_UDP for a UD service).
+cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port, rdma_port_space ps, int backlog);
+
+/// Binds a new id of port space `ps` to a resolved local address (port
+/// included) and listens; `backlog` 0 takes the kernel's default.
+cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog);
+
+/// Accepts a connection request on `id` (whose endpoint is ready and has
+/// receives posted), answering with `private_data` (at most 196 bytes),
+/// and waits on `channel` for ESTABLISHED.
+void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until,
+               std::span<const std::byte> private_data = {});
+
+/// The private data a connection event carries (empty when none).
+std::vector<std::byte> private_data_of(const cm_event& ev);
+
+/// "10.0.0.1:51234": the peer of a connected id.
+std::string peer_name(rdma_cm_id* id);
+
+}  // namespace fabric

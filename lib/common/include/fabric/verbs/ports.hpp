@@ -1,0 +1,69 @@
+#pragma once
+/// The local RDMA ports, as verbs and the kernel report them: state, link
+/// layer, MTU, width, speed and rate, and the device's queue limits.
+
+#include "fabric/base/error.hpp"
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fabric {
+
+/// Bytes of an IB MTU enum (IBV_MTU_1024 -> 1024; 1 -> 256 ... 5 -> 4096);
+/// 0 for an unknown value.
+std::uint32_t mtu_bytes(unsigned mtu_enum) noexcept;
+
+/// The largest MTU of any port (InfiniBand's 4096): the most payload one
+/// datagram can carry.
+inline constexpr std::uint32_t largest_mtu = 4096;
+
+/// "InfiniBand", "Ethernet", or "unspecified".
+std::string_view link_layer_name(std::uint8_t link_layer) noexcept;
+
+/// A port's state as ibstat names it: "Down", "Init", "Armed", "Active",
+/// "ActiveDefer", or "Nop".
+std::string_view port_state_name(std::uint8_t state) noexcept;
+
+/// A port's active width as ibstat names it ("1X", "4X", ...), and its lanes (0 unknown).
+std::string_view width_name(std::uint8_t width) noexcept;
+unsigned width_lanes(std::uint8_t width) noexcept;
+
+/// A port's active speed as ibstat names it ("SDR", "EDR", "HDR", ...), and
+/// a lane's rate in Gb/s as the kernel counts it (0 unknown).
+std::string_view speed_name(std::uint8_t speed) noexcept;
+double lane_gbps(std::uint8_t speed) noexcept;
+
+/// The kernel's words for a port's rate ("100 Gb/sec (4X EDR)"): its Gb/s,
+/// or nullopt when the text does not start with a number.
+std::optional<double> rate_of_text(std::string_view text) noexcept;
+
+/// One port of a local device.
+struct port_info {
+  std::string device;              ///< "rxe0"
+  std::uint8_t port = 0;           ///< port number
+  std::uint8_t link_layer = 0;     ///< IBV_LINK_LAYER_*
+  std::uint8_t state = 0;          ///< IBV_PORT_*
+  std::uint32_t active_mtu = 0;    ///< bytes
+  std::uint32_t path_mtu = 0;      ///< bytes: the active MTU, lowered to the resolved route's
+  std::uint32_t max_qp_wr = 0;     ///< device limit on work requests per queue
+  std::uint32_t max_cqe = 0;       ///< device limit on CQ entries
+  std::uint8_t active_width = 0;   ///< IBV width bits (width_name)
+  std::uint8_t active_speed = 0;   ///< IBV speed bits (speed_name)
+  std::string rate;                ///< the kernel's words, from sysfs: "100 Gb/sec (4X EDR)"; empty when it does not say
+  /// The port's rate in Gb/s: the kernel's, else width x speed; nullopt when neither is known.
+  [[nodiscard]] std::optional<double> rate_gbps() const noexcept;
+};
+
+/// Queries the device and port of a bound or resolved id.
+port_info query_port(rdma_cm_id* id);
+
+/// Ports of every RDMA device on this host.
+std::vector<port_info> all_ports();
+
+}  // namespace fabric

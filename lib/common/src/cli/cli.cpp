@@ -1,0 +1,221 @@
+#include "fabric/cli/cli.hpp"
+
+#include "fabric/cli/completion.hpp"
+#include "fabric/cli/console.hpp"
+#include "fabric/base/wait.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <system_error>
+
+namespace fabric::cli {
+
+void add_output_options(CLI::App& app, output_options& out) {
+  app.add_flag("-j,--json{document}", out.json,
+               "Print JSON on stdout instead of human output: one document (-j, --json), or one object a line, "
+               "events as they happen and the document last (--json=lines)")
+      // A bare -j or --json reads as "true", CLI11's word for a given flag.
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "true" || v == "document" || v == "lines") return {};
+            return fmt::format("'{}': --json takes document or lines", printable(v));
+          },
+          "document|lines"))
+      ->type_name("document|lines");
+}
+
+CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view what) {
+  return app.add_option("--timeout", timeout_ms, std::string(what))
+      ->check(CLI::Range(1, 86'400'000))
+      ->capture_default_str();
+}
+
+void usage_error(const std::string& message) { throw error(exit_code::usage, message); }
+
+tos_reading read_tos(std::string_view text) {
+  std::string s(text);
+  auto first = std::find_if_not(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
+  if (first != s.end() && *first == '-')
+    usage_error(fmt::format("-t {}: the type of service is 0-255", printable(text)));
+  errno = 0;
+  char* end = nullptr;
+  unsigned long v = std::strtoul(s.c_str(), &end, 0);
+  if (errno == ERANGE || v > 255) usage_error(fmt::format("-t {}: the type of service is 0-255", printable(text)));
+  tos_reading r;
+  r.value = static_cast<std::uint8_t>(v);
+  if (end == s.c_str())
+    r.warning = fmt::format("-t '{}' is not a number: type of service 0, as rdma-core reads it", printable(text));
+  else if (*end != '\0')
+    r.warning = fmt::format("-t '{}' is not all a number: type of service {}, as rdma-core reads it", printable(text),
+                            v);
+  return r;
+}
+
+nlohmann::json make_document(std::string_view tool, const verdict& v) {
+  return nlohmann::json{
+      {"schema", schema_name(tool)},
+      {"tool", tool},
+      {"version", FABRIC_VERSION},
+      {"host", host_name()},
+      {"role", "none"},
+      {"ok", v.ok()},
+      {"exit_code", static_cast<int>(v.code)},
+      {"error", v.ok() ? nlohmann::json(nullptr) : nlohmann::json(v.reason)},
+      {"options", nlohmann::json::object()},
+      {"results", nlohmann::json::array()},
+      {"summary", nlohmann::json::object()},
+  };
+}
+
+std::string option_key(std::string_view long_name) {
+  std::string key(long_name);
+  for (auto& c : key)
+    if (c == '-') c = '_';
+  return key;
+}
+
+std::vector<std::string> option_keys(const CLI::App& app) {
+  std::vector<std::string> keys;
+  for (const auto* o : app.get_options()) {
+    if (o->get_lnames().empty()) continue;
+    const auto& name = o->get_lnames().front();
+    if (name == "help" || name == "version" || name == "json") continue;
+    keys.push_back(option_key(name));
+  }
+  return keys;
+}
+
+output_mode mode_in_argv(const CLI::App& app, int argc, char** argv) {
+  auto mode = output_mode::human;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--json") {
+      mode = output_mode::document;
+    } else if (a.starts_with("--json=")) {
+      mode = a.substr(7) == "lines" ? output_mode::lines : output_mode::document;  // a bad value still asks for JSON
+    } else if (a.size() > 1 && a[0] == '-' && a[1] != '-') {
+      // A cluster of short flags: -j counts until a letter that takes a
+      // value, whose value is the rest of the cluster.
+      for (char c : a.substr(1)) {
+        if (c == 'j') {
+          mode = output_mode::document;
+          break;
+        }
+        const auto* o = app.get_option_no_throw(std::string{'-', c});
+        if (o == nullptr || o->get_expected_max() > 0) break;
+      }
+    }
+  }
+  return mode;
+}
+
+namespace {
+
+/// The outcome of a thrown exception.
+verdict verdict_of(std::exception_ptr ep) {
+  try {
+    std::rethrow_exception(ep);
+  } catch (const fabric::error& e) {
+    return {e.code(), e.what()};
+  } catch (const CLI::ValidationError& e) {
+    return {exit_code::usage, e.what()};
+  } catch (const std::system_error& e) {
+    bool posix = e.code().category() == std::generic_category() || e.code().category() == std::system_category();
+    return {posix ? classify_errno(e.code().value()) : exit_code::system, e.what()};
+  } catch (const std::bad_alloc&) {
+    return {exit_code::system, "out of memory"};
+  } catch (const std::exception& e) {
+    return {exit_code::system, e.what()};
+  }
+}
+
+nlohmann::json document(const tool& t, const verdict& v, bool rendered, bool& streamed, bool can_stream) {
+  auto doc = make_document(t.name, v);
+  streamed = false;
+  if (!rendered || !t.render) return doc;
+  try {
+    nlohmann::json fields;
+    t.render(fields);
+    for (const char* key : {"role", "options", "results", "summary"})
+      if (fields.contains(key)) doc[key] = std::move(fields[key]);
+    streamed = !fields.contains("results") && can_stream;
+  } catch (const std::exception& e) {
+    // A report that cannot be rendered must still leave a valid document.
+    if (doc["error"].is_null()) doc["error"] = fmt::format("cannot render the report: {}", e.what());
+    doc["ok"] = false;
+  }
+  return doc;
+}
+
+}  // namespace
+
+int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out, const result_source& results) {
+  app.set_version_flag("--version", fmt::format("{} (fabric-toolkit) {}", t.name, FABRIC_VERSION));
+  // Used by the build to generate the shell completions; not a user option.
+  if (argc == 3 && std::string_view(argv[1]) == "--print-completion") {
+    std::string_view shell = argv[2];
+    if (shell != "bash" && shell != "zsh") {
+      fmt::print(stderr, "{}: error: --print-completion takes bash or zsh\n", t.name);
+      return static_cast<int>(exit_code::usage);
+    }
+    std::cout << (shell == "bash" ? completion::bash_script(t.name, app) : completion::zsh_script(t.name, app));
+    return 0;
+  }
+  install_interrupt_handler();
+
+  verdict v;
+  bool parsed = false;
+  try {
+    app.parse(argc, argv);
+    parsed = true;
+    if (t.validate) t.validate();
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    v = {exit_code::usage, e.what()};
+  } catch (...) {
+    v = verdict_of(std::current_exception());
+    if (v.code != exit_code::usage) v = {exit_code::usage, v.reason};
+  }
+  if (!v.ok()) {
+    // CLI11 quotes the offending argument as given.
+    v.reason = printable(v.reason);
+    console con(t.name, parsed ? out.mode() : mode_in_argv(app, argc, argv));
+    bool streamed = false;
+    auto doc = document(t, v, parsed, streamed, static_cast<bool>(results));
+    con.finish(std::move(doc), v.reason, streamed ? results : result_source{});
+    if (con.mode() == output_mode::human) fmt::print(stderr, "Run with --help for more information.\n");
+    return static_cast<int>(v.code);
+  }
+
+  console con(t.name, out.mode());
+  try {
+    v = t.body(con);
+    if (!v.ok() && v.reason.empty()) v.reason = std::string(to_string(v.code));
+  } catch (...) {
+    v = verdict_of(std::current_exception());
+  }
+  if (v.code == exit_code::interrupted && v.reason.empty()) v.reason = "interrupted";
+  // Every message escapes what it quotes; this catches a library's own
+  // text (and costs nothing on text already escaped).
+  v.reason = printable(v.reason);
+  // Human output prints no document: a big report is not rendered for nothing.
+  bool streamed = false;
+  auto doc = document(t, v, con.mode() != output_mode::human, streamed, static_cast<bool>(results));
+  con.finish(std::move(doc), v.ok() || v.told ? std::string_view{} : std::string_view{v.reason},
+             streamed ? results : result_source{});
+  return static_cast<int>(v.code);
+}
+
+}  // namespace fabric::cli

@@ -1,0 +1,132 @@
+#include "fabric/cm/cm.hpp"
+
+#include "fabric/verbs/addr.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace fabric {
+
+cm_event& cm_event::operator=(cm_event&& o) noexcept {
+  if (this != &o) {
+    reset();
+    ev_ = std::exchange(o.ev_, nullptr);
+  }
+  return *this;
+}
+
+void cm_event::reset() noexcept {
+  if (ev_) rdma_ack_cm_event(ev_);
+  ev_ = nullptr;
+}
+
+std::string_view cm_event::name() const noexcept { return event_name(type()); }
+
+std::string_view event_name(rdma_cm_event_type type) noexcept { return rdma_event_str(type); }
+
+exit_code classify_event(rdma_cm_event_type type) noexcept {
+  switch (type) {
+    case RDMA_CM_EVENT_ADDR_ERROR:
+    case RDMA_CM_EVENT_ROUTE_ERROR:
+    case RDMA_CM_EVENT_ADDR_CHANGE:
+      return exit_code::resolve_failed;
+    case RDMA_CM_EVENT_DEVICE_REMOVAL:
+      return exit_code::no_device;
+    case RDMA_CM_EVENT_MULTICAST_ERROR:
+    case RDMA_CM_EVENT_CONNECT_ERROR:
+    case RDMA_CM_EVENT_UNREACHABLE:
+    case RDMA_CM_EVENT_REJECTED:
+    case RDMA_CM_EVENT_DISCONNECTED:
+    case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+      return exit_code::connect_failed;
+    default:
+      return exit_code::protocol;
+  }
+}
+
+error event_error(const cm_event& ev, std::string_view what) {
+  int status = ev.status();
+  std::string detail;
+  if (ev.type() == RDMA_CM_EVENT_REJECTED)
+    detail = fmt::format(" (reason {}; is a server listening?)", status);
+  else if (status < 0)
+    detail = fmt::format(" ({})", std::strerror(-status));
+  else if (status > 0)
+    detail = fmt::format(" (status {})", status);
+  // Timeouts surface as UNREACHABLE/ADDR_ERROR with -ETIMEDOUT.
+  exit_code code = status == -ETIMEDOUT ? exit_code::timeout : classify_event(ev.type());
+  return error(code, fmt::format("{}: {}{}", what, ev.name(), detail));
+}
+
+cm_channel::cm_channel() {
+  rdma_event_channel* ch = rdma_create_event_channel();
+  if (!ch) {
+    int err = errno;
+    if (err == ENODEV || err == ENOENT)
+      throw error(exit_code::no_device, "rdma_create_event_channel: no RDMA devices were detected");
+    throw_errno(err, "rdma_create_event_channel");
+  }
+  ch_.reset(ch);
+  set_nonblocking(ch_->fd);
+}
+
+cm_id cm_channel::create_id(rdma_port_space ps, void* context) {
+  rdma_cm_id* id = nullptr;
+  check_rc(rdma_create_id(ch_.get(), &id, context, ps), "rdma_create_id");
+  return cm_id(id);
+}
+
+std::optional<cm_event> cm_channel::try_next() {
+  for (;;) {
+    rdma_cm_event* ev = nullptr;
+    if (rdma_get_cm_event(ch_.get(), &ev) == 0) return cm_event(ev);
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return std::nullopt;
+    if (errno != EINTR) throw_errno(errno, "rdma_get_cm_event");
+  }
+}
+
+std::optional<cm_event> cm_channel::next(const deadline& until) {
+  for (;;) {
+    if (auto ev = try_next()) return ev;
+    if (!wait_readable(ch_->fd, until)) return std::nullopt;
+  }
+}
+
+cm_event cm_channel::expect(rdma_cm_event_type expected, const deadline& until, std::string_view what) {
+  auto ev = next(until);
+  if (!ev) throw error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", what, event_name(expected)));
+  if (ev->type() != expected || ev->status() != 0) throw event_error(*ev, what);
+  return std::move(*ev);
+}
+
+bool cm_channel::settle(std::size_t n, std::chrono::milliseconds quiet,
+                        const std::function<bool(cm_event&)>& handle) {
+  while (n > 0) {
+    auto ev = next(deadline::after(quiet));
+    if (!ev) return false;
+    if (handle(*ev)) --n;
+  }
+  return true;
+}
+
+void cm_channel::adopt(rdma_cm_id* id) { check_rc(rdma_migrate_id(id, ch_.get()), "rdma_migrate_id"); }
+
+ibv_context* sole_device() {
+  int n = 0;
+  std::unique_ptr<ibv_context*, release<&rdma_free_devices>> list(rdma_get_devices(&n));
+  return list && n == 1 ? list.get()[0] : nullptr;
+}
+
+void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst,
+                        std::chrono::milliseconds timeout, const deadline& until) {
+  auto ms = static_cast<int>(timeout.count());
+  std::string target = format_addr(dst);
+  check_rc(rdma_resolve_addr(id, src, dst, ms), fmt::format("rdma_resolve_addr {}", target));
+  ch.expect(RDMA_CM_EVENT_ADDR_RESOLVED, until, fmt::format("rdma_resolve_addr {}", target));
+  check_rc(rdma_resolve_route(id, ms), fmt::format("rdma_resolve_route {}", target));
+  ch.expect(RDMA_CM_EVENT_ROUTE_RESOLVED, until, fmt::format("rdma_resolve_route {}", target));
+}
+
+}  // namespace fabric

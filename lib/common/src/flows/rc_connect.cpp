@@ -1,0 +1,81 @@
+#include "fabric/flows/rc_connect.hpp"
+
+#include "fabric/base/meet.hpp"
+#include "fabric/cm/rc.hpp"
+
+#include <fmt/format.h>
+
+namespace fabric {
+
+namespace {
+
+/// A connection that carries nothing: the smallest queues a QP may have.
+rc_config setup_config() {
+  rc_config cfg;
+  cfg.send_depth = 1;
+  cfg.recv_depth = 1;
+  return cfg;
+}
+
+/// One connection of the client, from its id's creation to ESTABLISHED;
+/// then it is disconnected and torn down before the next one starts.
+double connect_once(const connect_plan& plan, const deadline& until, std::string& peer) {
+  auto t0 = clock::now();
+  rc_client c = prepare_rc_client({plan.addr, "", plan.port}, setup_config(), until);
+  connect_rc(c, until);
+  double setup_us = us_since(t0);
+  peer = peer_name(c.id.get());
+  check_rc(rdma_disconnect(c.id.get()), "rdma_disconnect");
+  c.channel.expect(RDMA_CM_EVENT_DISCONNECTED, until, fmt::format("the disconnection from {}", peer));
+  return setup_us;
+}
+
+}  // namespace
+
+connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& bounds) {
+  cm_channel channel;
+  cm_id listener = listen_rc(channel, plan.addr, plan.port, 1);
+  connect_outcome out;
+  auto t0 = clock::now();
+  auto until = bounds.meet;  // the first connection is the meeting
+  for (std::uint64_t i = 0; i < plan.count; ++i) {
+    auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, until,
+                                  fmt::format("connection {} of {} on port {}", i + 1, plan.count, plan.port));
+    if (i == 0) {
+      t0 = clock::now();
+      until = bounds.work_from_now();
+    }
+    cm_id id(request.id());
+    request.reset();
+    rc_endpoint ep(id.get(), setup_config());
+    accept_rc(channel, id.get(), ep, until);
+    ++out.connected;
+    out.peer = peer_name(id.get());
+    // The client ends each connection before it makes the next.
+    channel.expect(RDMA_CM_EVENT_DISCONNECTED, until, fmt::format("{} to disconnect", out.peer));
+  }
+  out.elapsed_us = us_since(t0);
+  return out;
+}
+
+connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bounds) {
+  connect_outcome out;
+  auto t0 = clock::now();
+  // The first connection is the meeting, tried again while nothing listens
+  // yet; its time counts from the attempt that got through.
+  out.setup.add(dial_until_listening(bounds.meet, [&] {
+    t0 = clock::now();
+    return connect_once(plan, bounds.meet, out.peer);
+  }));
+  ++out.connected;
+  // Once a connection was made, a refusal is the answer.
+  auto until = bounds.work_from_now();
+  for (std::uint64_t i = 1; i < plan.count; ++i) {
+    out.setup.add(connect_once(plan, until, out.peer));
+    ++out.connected;
+  }
+  out.elapsed_us = us_since(t0);
+  return out;
+}
+
+}  // namespace fabric

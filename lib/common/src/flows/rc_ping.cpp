@@ -1,0 +1,135 @@
+#include "fabric/flows/rc_ping.hpp"
+
+#include "fabric/base/meet.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace fabric {
+
+namespace {
+
+constexpr std::uint64_t recv_id = 1, send_id = 2;
+
+rc_config ping_config() {
+  rc_config cfg;
+  cfg.send_depth = 2;
+  cfg.recv_depth = 2;
+  cfg.signal_all = true;
+  return cfg;
+}
+
+void post_recv(rc_endpoint& ep, registered_buffer& buf, std::uint32_t size) {
+  ibv_sge sge = buf.sge(size);
+  ibv_recv_wr wr{}, *bad = nullptr;
+  wr.wr_id = recv_id;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  check_ret(ibv_post_recv(ep.qp(), &wr, &bad), "ibv_post_recv");
+}
+
+void post_send(rc_endpoint& ep, registered_buffer& buf, std::uint32_t size) {
+  ibv_sge sge = buf.sge(size);
+  ibv_send_wr wr{}, *bad = nullptr;
+  wr.wr_id = send_id;
+  wr.opcode = IBV_WR_SEND;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.sg_list = &sge;
+  wr.num_sge = 1;
+  check_ret(ibv_post_send(ep.qp(), &wr, &bad), "ibv_post_send");
+}
+
+/// Counts the completions of one connection's sends and receives, which
+/// may come in either order.
+class completions {
+public:
+  completions(rc_endpoint& ep, std::string peer) : ep_(ep), peer_(std::move(peer)) {}
+
+  /// Waits until `sends` sends and `recvs` receives have completed in all.
+  void wait_for(std::uint64_t sends, std::uint64_t recvs, const deadline& until) {
+    std::array<ibv_wc, 4> wcs{};
+    while (sends_ < sends || recvs_ < recvs) {
+      auto n = ep_.cq().wait(wcs, until);
+      if (n == 0)
+        throw error(exit_code::timeout,
+                    fmt::format("{}: {} in time", peer_, recvs_ < recvs ? "no ping back" : "no send completion"));
+      for (std::size_t i = 0; i < n; ++i) {
+        if (wcs[i].status != IBV_WC_SUCCESS)
+          throw error(exit_code::connect_failed, fmt::format("{}: {} failed: {}", peer_,
+                                                             wcs[i].wr_id == recv_id ? "receive" : "send",
+                                                             ibv_wc_status_str(wcs[i].status)));
+        ++(wcs[i].wr_id == recv_id ? recvs_ : sends_);
+      }
+    }
+  }
+
+  [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
+
+private:
+  rc_endpoint& ep_;
+  std::string peer_;
+  std::uint64_t sends_ = 0, recvs_ = 0;
+};
+
+}  // namespace
+
+ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds) {
+  cm_channel channel;
+  cm_id listener = listen_rc(channel, plan.addr, plan.port, 1);
+  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, fmt::format("a client on port {}", plan.port));
+  auto t0 = clock::now();
+  auto until = bounds.work_from_now();
+  cm_id id(request.id());
+  request.reset();
+  rc_endpoint ep(id.get(), ping_config());
+  registered_buffer buf(ep.pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
+  post_recv(ep, buf, plan.size);
+  accept_rc(channel, id.get(), ep, until);
+  ping_outcome out;
+  out.connect_us = us_since(t0);
+  out.peer = peer_name(id.get());
+  completions done(ep, out.peer);
+  for (std::uint64_t i = 0; i < plan.count; ++i) {
+    done.wait_for(i, i + 1, until);
+    if (i + 1 < plan.count) post_recv(ep, buf, plan.size);
+    post_send(ep, buf, plan.size);
+    ++out.exchanged;
+  }
+  done.wait_for(plan.count, plan.count, until);
+  rdma_disconnect(id.get());
+  return out;
+}
+
+ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
+  auto t0 = clock::now();
+  struct connected {
+    rc_client c;
+    registered_buffer buf;  // destroyed before the connection's PD
+  };
+  auto link = dial_until_listening(bounds.meet, [&] {
+    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), bounds.meet), {}};
+    out.buf = registered_buffer(out.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
+    post_recv(*out.c.endpoint, out.buf, plan.size);
+    connect_rc(out.c, bounds.meet);
+    return out;
+  });
+  auto until = bounds.work_from_now();
+  auto& ep = *link.c.endpoint;
+  ping_outcome out;
+  out.connect_us = us_since(t0);
+  out.peer = peer_name(link.c.id.get());
+  completions done(ep, out.peer);
+  for (std::uint64_t i = 0; i < plan.count; ++i) {
+    auto sent = clock::now();
+    post_send(ep, link.buf, plan.size);
+    done.wait_for(i + 1, i + 1, until);
+    out.rtt.add(us_since(sent));
+    ++out.exchanged;
+    if (i + 1 < plan.count) post_recv(ep, link.buf, plan.size);
+  }
+  rdma_disconnect(link.c.id.get());
+  return out;
+}
+
+}  // namespace fabric

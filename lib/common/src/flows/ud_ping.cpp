@@ -1,0 +1,257 @@
+#include "fabric/flows/ud_ping.hpp"
+
+#include "fabric/verbs/addr.hpp"
+#include "fabric/cm/cm.hpp"
+#include "fabric/base/text.hpp"
+#include "fabric/base/meet.hpp"
+#include "fabric/cm/rc.hpp"
+#include "fabric/cm/ud.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include <endian.h>
+
+namespace fabric {
+
+namespace {
+
+/// Receive slots: a late reply or a stranger's datagram never leaves the
+/// endpoint without a slot for the next one.
+constexpr std::uint32_t recv_slots = 8;
+/// Send slots of the server, which may echo a few datagrams at once.
+constexpr std::uint32_t echo_slots = 8;
+/// Bytes of the datagram's number at its start.
+constexpr std::uint32_t number_bytes = sizeof(std::uint64_t);
+
+std::uint32_t datagram_bytes(const datagram_plan& plan) { return std::max(plan.size, number_bytes); }
+
+std::uint64_t number_of(std::span<const std::byte> payload) {
+  std::uint64_t n = 0;
+  std::memcpy(&n, payload.data(), number_bytes);
+  return n;
+}
+
+/// Throws for a completion that ends the exchange: a failed send, or a
+/// receive flushed because the QP broke. Any other failed receive (none
+/// is expected: every receive holds what the port can deliver) is taken
+/// for a stranger's: false, and its slot goes back.
+bool usable(const ibv_wc& wc, const std::string& peer) {
+  if (wc.status == IBV_WC_SUCCESS) return true;
+  if (!ud_endpoint::is_send(wc) && wc.status != IBV_WC_WR_FLUSH_ERR) return false;
+  throw error(exit_code::connect_failed, fmt::format("{}: {} failed: {}", peer, ud_endpoint::is_send(wc) ? "send" : "receive",
+                                                     ibv_wc_status_str(wc.status)));
+}
+
+/// The length of a receive's payload, or nullopt for a datagram too short
+/// to carry a number.
+std::optional<std::size_t> payload_length(const ibv_wc& wc) {
+  if (wc.byte_len < grh_bytes + number_bytes) return std::nullopt;
+  return wc.byte_len - grh_bytes;
+}
+
+/// The client's endpoint once the server accepted it.
+struct ud_client {
+  cm_channel channel;
+  cm_id id;
+  std::unique_ptr<ud_endpoint> ep;   // destroyed before the id
+  ud_destination server;             // destroyed before the endpoint's PD
+};
+
+/// One SIDR exchange: resolves, creates the endpoint, and asks the server.
+/// A server that does not listen yet throws error(connect_failed).
+std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadline& until) {
+  addr_query q;
+  q.node = plan.addr;
+  q.service = std::to_string(plan.port);
+  q.port_space = RDMA_PS_UDP;
+  q.qp_type = IBV_QPT_UD;
+  if (int left = until.poll_timeout(); left >= 0) q.lookup_timeout = std::chrono::milliseconds(std::max(left, 1));
+  resolved_pair addrs = resolve_pair(q, "");
+
+  auto c = std::make_unique<ud_client>();
+  c->id = c->channel.create_id(RDMA_PS_UDP);
+  resolve_addr_route(c->channel, c->id.get(), addrs.src_addr(), addrs.dst_addr(), std::chrono::milliseconds(2000), until);
+  auto port = query_port(c->id.get());
+  check_ud_size(datagram_bytes(plan), port);
+  c->ep = std::make_unique<ud_endpoint>(c->id.get(), ud_config{datagram_bytes(plan), 1, recv_slots, false});
+  c->ep->post_recvs(recv_slots);
+  rdma_conn_param param{};
+  std::string what = fmt::format("the UD server at {} port {}", printable(plan.addr), plan.port);
+  check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", printable(plan.addr)));
+  for (;;) {
+    auto ev = c->channel.next(until);
+    if (!ev) throw error(exit_code::timeout, fmt::format("no answer from {} in time", what));
+    if (ev->type() == RDMA_CM_EVENT_ESTABLISHED) {
+      const auto& ud = ev->ud();
+      c->server.ah = c->ep->create_ah(ud.ah_attr);
+      c->server.qpn = ud.qp_num;
+      c->server.qkey = ud.qkey;
+      return c;
+    }
+    // SIDR status 1: nothing listens there (yet).
+    if (ev->type() == RDMA_CM_EVENT_UNREACHABLE || ev->type() == RDMA_CM_EVENT_REJECTED)
+      throw error(exit_code::connect_failed, fmt::format("{}: {} (status {})", what, ev->name(), ev->status()));
+    throw event_error(*ev, what);
+  }
+}
+
+}  // namespace
+
+datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
+  const auto size = datagram_bytes(plan);
+  cm_channel channel;
+  cm_id listener = listen_on(channel, plan.addr, plan.port, RDMA_PS_UDP, 1);
+
+  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, fmt::format("a UD client on port {}", plan.port));
+  auto t0 = clock::now();
+  auto until = bounds.work_from_now();
+  cm_id id(request.id());
+  request.reset();
+  auto port = query_port(id.get());
+  datagram_outcome out;
+  out.peer = peer_name(id.get());
+  try {
+    check_ud_size(size, port);
+  } catch (const error&) {
+    rdma_reject(id.get(), nullptr, 0);
+    throw;
+  }
+  ud_endpoint ep(id.get(), ud_config{size, echo_slots, recv_slots, false});
+  ep.post_recvs(recv_slots);
+  rdma_conn_param param{};
+  param.qp_num = ep.qpn();
+  check_rc(rdma_accept(id.get(), &param), "rdma_accept");
+  out.connect_us = us_since(t0);
+
+  // Only the client's QP is answered: it is learned from its first
+  // datagram (the QPN its immediate data names), from the host that asked.
+  auto expected_gid = port.link_layer == IBV_LINK_LAYER_ETHERNET ? roce_gid_of(rdma_get_peer_addr(id.get())) : std::nullopt;
+  std::optional<std::uint32_t> sender;
+  ud_destination client;
+  std::array<bool, echo_slots> busy{};
+  std::uint32_t next_slot = 0;
+  const auto idle = plan.reply_timeout * 4;
+  std::array<ibv_wc, 8> wcs{};
+  bool last_came = false;
+  while (!last_came) {
+    auto quiet = out.received == 0 ? until : deadline::after(idle).min(until);
+    auto n = ep.cq().wait(wcs, quiet);
+    if (n == 0) {
+      if (out.received == 0) throw error(exit_code::timeout, fmt::format("{}: no datagram in time", out.peer));
+      break;  // the client is done, or gone
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& wc = wcs[i];
+      bool good = usable(wc, out.peer);
+      if (ud_endpoint::is_send(wc)) {
+        busy[ud_endpoint::slot_of(wc)] = false;
+        continue;
+      }
+      auto slot = ud_endpoint::slot_of(wc);
+      if (good && oversize(wc.byte_len, size)) {
+        ++out.oversize;
+        ep.post_recv(slot);
+        continue;
+      }
+      auto length = payload_length(wc);
+      auto grh = ep.grh(slot);
+      if (!good || !length || (expected_gid && !from_source(wc, grh, *expected_gid, sender)) || (sender && wc.src_qp != *sender)) {
+        ++out.strangers;
+        ep.post_recv(slot);
+        continue;
+      }
+      if (!sender) {
+        sender = wc.src_qp;
+        client.ah = ep.create_reply_ah(wc);
+        client.qpn = (wc.wc_flags & IBV_WC_WITH_IMM) != 0 ? be32toh(wc.imm_data) : wc.src_qp;
+        client.qkey = ep.qkey();
+      }
+      auto payload = ep.payload(slot, std::min<std::size_t>(*length, size));
+      auto number = number_of(payload);
+      // Every send slot busy: the sends of a moment ago complete first.
+      while (busy[next_slot]) {
+        std::array<ibv_wc, 1> sent{};
+        if (ep.cq().wait(sent, until) == 0) throw error(exit_code::timeout, fmt::format("{}: sends did not complete", out.peer));
+        usable(sent[0], out.peer);
+        if (ud_endpoint::is_send(sent[0])) busy[ud_endpoint::slot_of(sent[0])] = false;
+        else ep.post_recv(ud_endpoint::slot_of(sent[0]));  // a datagram while the queue is full: dropped
+      }
+      auto out_slot = ep.send_slot(next_slot);
+      std::fill(out_slot.begin(), out_slot.end(), std::byte{0});
+      std::copy(payload.begin(), payload.end(), out_slot.begin());
+      ep.post_recv(slot);
+      ep.post_send(client, next_slot, true);
+      busy[next_slot] = true;
+      next_slot = (next_slot + 1) % echo_slots;
+      ++out.received;
+      ++out.sent;
+      if (number + 1 >= plan.count) last_came = true;
+    }
+  }
+  // Let the last replies leave before the QP goes.
+  for (auto deadline_left = deadline::after(plan.reply_timeout).min(until);
+       std::any_of(busy.begin(), busy.end(), [](bool b) { return b; });) {
+    auto n = ep.cq().wait(wcs, deadline_left);
+    if (n == 0) break;
+    for (std::size_t i = 0; i < n; ++i)
+      if (ud_endpoint::is_send(wcs[i])) busy[ud_endpoint::slot_of(wcs[i])] = false;
+  }
+  return out;
+}
+
+datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
+  auto t0 = clock::now();
+  auto c = dial_until_listening(bounds.meet, [&] { return connect_once(plan, bounds.meet); });
+  auto until = bounds.work_from_now();
+  datagram_outcome out;
+  out.connect_us = us_since(t0);
+  out.peer = peer_name(c->id.get());
+  auto& ep = *c->ep;
+  auto slot = ep.send_slot(0);
+  std::array<ibv_wc, 8> wcs{};
+  for (std::uint64_t number = 0; number < plan.count && !until.expired(); ++number) {
+    std::fill(slot.begin(), slot.end(), std::byte{0});
+    std::memcpy(slot.data(), &number, number_bytes);
+    auto sent_at = clock::now();
+    ep.post_send(c->server, 0, true);
+    ++out.sent;
+    bool send_done = false, reply = false;
+    auto wait_until = deadline::after(plan.reply_timeout).min(until);
+    // The reply, or its time is up; the send always completes first.
+    while (!send_done || !reply) {
+      auto n = ep.cq().wait(wcs, send_done ? wait_until : until);
+      if (n == 0) {
+        if (!send_done) throw error(exit_code::timeout, fmt::format("{}: the send did not complete", out.peer));
+        break;  // lost
+      }
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto& wc = wcs[i];
+        bool good = usable(wc, out.peer);
+        if (ud_endpoint::is_send(wc)) {
+          send_done = true;
+          continue;
+        }
+        auto rslot = ud_endpoint::slot_of(wc);
+        auto length = payload_length(wc);
+        if (good && oversize(wc.byte_len, datagram_bytes(plan))) {
+          ++out.oversize;
+        } else if (!good || !length || wc.src_qp != c->server.qpn) {
+          ++out.strangers;
+        } else if (number_of(ep.payload(rslot, *length)) == number && !reply) {
+          out.rtt.add(us_since(sent_at));
+          ++out.received;
+          reply = true;
+        }
+        // A late reply to an earlier datagram is dropped with the rest.
+        ep.post_recv(rslot);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace fabric
