@@ -260,6 +260,27 @@ kill "$feeder" 2>/dev/null
 wait "$feeder" 2>/dev/null
 check "fabric-sweep report, SIGINT while reading: exit 130 within a second (${took} ms)" test "$rc" -eq 130 -a "$took" -lt 1000
 check "fabric-sweep report, SIGINT: no file written, none half-written" test -z "$(ls -A "$WORK/int")"
+# Ctrl-C while a slow reader holds the document's results back: the
+# document still ends whole and true, its verdict 130, the exit code too.
+"$LINES" 60 -o "$WORK/sixty.jsonl"
+mkfifo "$WORK/doc"
+"$BIN/fabric-sweep" report -j "$WORK/sixty.jsonl" >"$WORK/doc" 2>/dev/null &
+reporter=$!
+exec 3<"$WORK/doc"
+sleep 1
+kill -INT "$reporter"
+cat <&3 >"$WORK/cut.json"
+exec 3<&-
+rc=0
+wait "$reporter" || rc=$?
+check "fabric-sweep report -j, SIGINT while writing its results: exit 130" test "$rc" -eq 130
+check "fabric-sweep report -j, SIGINT while writing: a whole, valid document that says so" /usr/bin/python3 - "$WORK/cut.json" "$SRC" <<'PY'
+import json, subprocess, sys
+d = json.load(open(sys.argv[1]))
+assert d["ok"] is False and d["exit_code"] == 130 and "interrupted" in d["error"], (d["ok"], d["exit_code"], d["error"])
+assert 0 < len(d["results"]) < 1770 and d["summary"]["pairs"] == 1770, len(d["results"])
+subprocess.run([sys.argv[2] + "/tests/json/validate", sys.argv[1]], check=True)
+PY
 
 # The page in a real browser (headless Chromium): the overview of 150 hosts
 # renders without a console error, with its groups and the bad pairs'

@@ -213,8 +213,9 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
   // Human output prints no document: a big report is not rendered for nothing.
   bool streamed = false;
   auto doc = document(t, v, con.mode() != output_mode::human, streamed, static_cast<bool>(results));
-  con.finish(std::move(doc), v.ok() || v.told ? std::string_view{} : std::string_view{v.reason},
-             streamed ? results : result_source{});
+  if (con.finish(std::move(doc), v.ok() || v.told ? std::string_view{} : std::string_view{v.reason},
+                 streamed ? results : result_source{}))
+    return static_cast<int>(exit_code::interrupted);
   return static_cast<int>(v.code);
 }
 

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -41,8 +44,16 @@ void console::set_role(std::string_view role) {
 
 void console::write(std::FILE* f, std::string_view text) {
   if (closed_) return;
-  std::fwrite(text.data(), 1, text.size(), f);
-  if (std::fflush(f) == 0 || f != stdout) return;
+  // A signal (Ctrl-C while a reader is slow) interrupts a blocked write
+  // with nothing lost: write the rest, so that what is printed stays whole.
+  for (std::size_t done = 0; done < text.size();) {
+    done += std::fwrite(text.data() + done, 1, text.size() - done, f);
+    if (done < text.size() && errno != EINTR) break;
+    std::clearerr(f);
+  }
+  int flushed = 0;
+  while ((flushed = std::fflush(f)) != 0 && errno == EINTR) std::clearerr(f);
+  if (flushed == 0 || f != stdout) return;
   // The reader of stdout went away: nothing more can be said there, and a
   // run that only reports should not go on alone.
   closed_ = true;
@@ -88,49 +99,69 @@ void console::test_end(exit_code code) {
   line(fmt::format("test complete\nreturn status {}", static_cast<int>(code)));
 }
 
-void console::finish(nlohmann::json document, std::string_view error, const result_source& results) {
+bool console::finish(nlohmann::json document, std::string_view error, const result_source& results) {
   std::lock_guard lock(mutex_);
+  bool cut_short = false;
   try {
     if (mode_ == output_mode::human) {
       if (!error.empty()) write(stderr, fmt::format("{}: error: {}\n", tool_, error));
       if (!closed_) std::fflush(stdout);
-      return;
+      return false;
     }
     int indent = mode_ == output_mode::document ? 2 : -1;
     if (!results) {
       write(stdout, dump_json(document, indent) + '\n');
-      return;
+      return false;
     }
-    // The document around a mark where the results go; they are written in
-    // its place as they come. The run is over: an interrupt now would only
-    // leave half a document, so the writing goes on to the end.
-    constexpr std::string_view mark = "\x01results\x01", dumped_mark = "\"\\u0001results\\u0001\"";
-    document["results"] = mark;
-    auto text = dump_json(document, indent);
-    auto at = text.find(dumped_mark);
-    write(stdout, std::string_view(text).substr(0, at));
+    // The results are written as they come, and the verdict after them, so
+    // that Ctrl-C while a million results are written still ends the
+    // document whole and true: the results cut short, the verdict saying so.
+    auto pair_text = [&](const std::string& key, const nlohmann::json& value) {
+      auto v = dump_json(value, indent);
+      if (indent >= 0)
+        for (auto nl = v.find('\n'); nl != std::string::npos; nl = v.find('\n', nl + 3)) v.replace(nl, 1, "\n  ");
+      return fmt::format("{}{}:{}{}", indent < 0 ? "" : "\n  ", dump_json(key), indent < 0 ? "" : " ", v);
+    };
+    static constexpr std::array<std::string_view, 4> verdict_keys{"summary", "ok", "exit_code", "error"};
+    std::string head = "{";
+    bool first_key = true;
+    for (const auto& [key, value] : document.items()) {
+      if (key == "results" || std::find(verdict_keys.begin(), verdict_keys.end(), key) != verdict_keys.end()) continue;
+      head += (first_key ? "" : ",") + pair_text(key, value);
+      first_key = false;
+    }
+    write(stdout, head + (first_key ? "" : ",") + (indent < 0 ? "\"results\":[" : "\n  \"results\": ["));
     // Items sit two levels deep in an indented document.
     std::string inner = indent < 0 ? "" : "\n    ", close = indent < 0 ? "]" : "\n  ]";
     bool first = true;
-    write(stdout, "[");
     try {
       results([&](const nlohmann::json& item) {
+        if (interrupted()) throw fabric::error(exit_code::interrupted, "interrupted while the results were written");
         auto one = dump_json(item, indent);
         if (indent >= 0)
           for (auto nl = one.find('\n'); nl != std::string::npos; nl = one.find('\n', nl + 5)) one.replace(nl, 1, "\n    ");
         write(stdout, fmt::format("{}{}{}", first ? "" : ",", inner, one));
         first = false;
       });
-    } catch (const fabric::error&) {
-      throw;  // stdout is gone
+    } catch (const fabric::error& e) {
+      if (e.code() != exit_code::interrupted) throw;  // stdout is gone
+      cut_short = true;
     } catch (const std::exception&) {
       // The results end where their source failed; the document stays whole.
     }
-    write(stdout, first ? "]" : close);
-    write(stdout, text.substr(at + dumped_mark.size()) + "\n");
+    if (cut_short) {
+      document["ok"] = false;
+      document["exit_code"] = static_cast<int>(exit_code::interrupted);
+      if (document["error"].is_null()) document["error"] = "interrupted while the results were written";
+    }
+    std::string tail = first ? "]" : close;
+    for (auto key : verdict_keys)
+      if (document.contains(key)) tail += "," + pair_text(std::string(key), document[std::string(key)]);
+    write(stdout, tail + (indent < 0 ? "}\n" : "\n}\n"));
   } catch (const fabric::error&) {
     // stdout is gone; the exit code says so.
   }
+  return cut_short;
 }
 
 }  // namespace fabric

@@ -174,6 +174,15 @@ cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port
   return listen_at(channel, sa, ps, backlog);
 }
 
+server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_port_space ps, const pair_bounds& bounds,
+                            std::string_view who) {
+  cm_channel channel;
+  cm_id listener = listen_on(channel, addr, port, ps, 1);
+  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, who);
+  auto met = clock::now();
+  return {std::move(channel), std::move(listener), std::move(request), met, bounds.work_from_now()};
+}
+
 cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog) {
   sockaddr_storage addr = copy_sockaddr(local);
   auto* sa = reinterpret_cast<sockaddr*>(&addr);

@@ -260,14 +260,13 @@ both_ways exchange(rc_endpoint& ep, buffers& b, const std::string& peer, const s
 }  // namespace
 
 bandwidth_outcome serve_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds) {
-  cm_channel channel;
-  cm_id listener = listen_rc(channel, plan.addr, plan.port, 1);
-  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, fmt::format("a client on port {}", plan.port));
-  auto t0 = clock::now();
-  auto until = bounds.work_from_now();
-  cm_id id(request.id());
-  auto asked = decode_request(private_data_of(request));
-  request.reset();
+  auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds, fmt::format("a client on port {}", plan.port));
+  auto& channel = m.channel;
+  const auto t0 = m.met;
+  const auto until = m.until;
+  cm_id id(m.request.id());
+  auto asked = decode_request(private_data_of(m.request));
+  m.request.reset();
   bandwidth_outcome out;
   out.peer = peer_name(id.get());
   auto refuse = [&](exit_code code, const std::string& why) {

@@ -33,28 +33,25 @@ double connect_once(const connect_plan& plan, const deadline& until, std::string
 }  // namespace
 
 connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& bounds) {
-  cm_channel channel;
-  cm_id listener = listen_rc(channel, plan.addr, plan.port, 1);
+  // The first connection is the meeting, the rest the work.
+  auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds,
+                        fmt::format("connection 1 of {} on port {}", plan.count, plan.port));
+  auto& channel = m.channel;
   connect_outcome out;
-  auto t0 = clock::now();
-  auto until = bounds.meet;  // the first connection is the meeting
   for (std::uint64_t i = 0; i < plan.count; ++i) {
-    auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, until,
-                                  fmt::format("connection {} of {} on port {}", i + 1, plan.count, plan.port));
-    if (i == 0) {
-      t0 = clock::now();
-      until = bounds.work_from_now();
-    }
+    auto request = i == 0 ? std::move(m.request)
+                          : channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, m.until,
+                                           fmt::format("connection {} of {} on port {}", i + 1, plan.count, plan.port));
     cm_id id(request.id());
     request.reset();
     rc_endpoint ep(id.get(), setup_config());
-    accept_rc(channel, id.get(), ep, until);
+    accept_rc(channel, id.get(), ep, m.until);
     ++out.connected;
     out.peer = peer_name(id.get());
     // The client ends each connection before it makes the next.
-    channel.expect(RDMA_CM_EVENT_DISCONNECTED, until, fmt::format("{} to disconnect", out.peer));
+    channel.expect(RDMA_CM_EVENT_DISCONNECTED, m.until, fmt::format("{} to disconnect", out.peer));
   }
-  out.elapsed_us = us_since(t0);
+  out.elapsed_us = us_since(m.met);
   return out;
 }
 

@@ -75,13 +75,12 @@ private:
 }  // namespace
 
 ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds) {
-  cm_channel channel;
-  cm_id listener = listen_rc(channel, plan.addr, plan.port, 1);
-  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, fmt::format("a client on port {}", plan.port));
-  auto t0 = clock::now();
-  auto until = bounds.work_from_now();
-  cm_id id(request.id());
-  request.reset();
+  auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds, fmt::format("a client on port {}", plan.port));
+  auto& channel = m.channel;
+  const auto t0 = m.met;
+  const auto until = m.until;
+  cm_id id(m.request.id());
+  m.request.reset();
   rc_endpoint ep(id.get(), ping_config());
   registered_buffer buf(ep.pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
   post_recv(ep, buf, plan.size);

@@ -103,14 +103,11 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadlin
 
 datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
   const auto size = datagram_bytes(plan);
-  cm_channel channel;
-  cm_id listener = listen_on(channel, plan.addr, plan.port, RDMA_PS_UDP, 1);
-
-  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, fmt::format("a UD client on port {}", plan.port));
-  auto t0 = clock::now();
-  auto until = bounds.work_from_now();
-  cm_id id(request.id());
-  request.reset();
+  auto m = await_client(plan.addr, plan.port, RDMA_PS_UDP, bounds, fmt::format("a UD client on port {}", plan.port));
+  const auto t0 = m.met;
+  const auto until = m.until;
+  cm_id id(m.request.id());
+  m.request.reset();
   auto port = query_port(id.get());
   datagram_outcome out;
   out.peer = peer_name(id.get());

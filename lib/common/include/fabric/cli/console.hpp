@@ -73,8 +73,10 @@ public:
 
   /// The skeleton's end of a run: the error line on stderr in human mode,
   /// the document on stdout in the JSON modes. With `results`, the
-  /// document's "results" array is written from it, item by item.
-  void finish(nlohmann::json document, std::string_view error, const result_source& results = {});
+  /// document's "results" array is written from it, item by item, and the
+  /// verdict (summary, ok, exit_code, error) after it: true when Ctrl-C cut
+  /// the results short, which the verdict then says (exit code 130).
+  bool finish(nlohmann::json document, std::string_view error, const result_source& results = {});
 
 private:
   void write(std::FILE* f, std::string_view text);

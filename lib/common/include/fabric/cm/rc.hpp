@@ -3,6 +3,7 @@
 /// one connection, and the client and server halves of connection setup,
 /// every wait bounded by a deadline.
 
+#include "fabric/base/meet.hpp"
 #include "fabric/cm/cm.hpp"
 #include "fabric/base/handles.hpp"
 #include "fabric/verbs/verbs.hpp"
@@ -108,6 +109,24 @@ cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port
 
 /// The same in port space `ps` (RDMA_PS_UDP for a UD service).
 cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port, rdma_port_space ps, int backlog);
+
+/// A server's side of a check's meeting: listening on `port` (of `addr`;
+/// empty: every address) in port space `ps` until its client's request
+/// came, by bounds.meet; the work's deadline counts from then. Members go
+/// in teardown order: the request is acknowledged before the listener's id
+/// goes, and the ids before their channel.
+struct server_meeting {
+  cm_channel channel;
+  cm_id listener;
+  cm_event request;
+  clock::time_point met;   ///< when the request came
+  deadline until;          ///< bounds.work from then
+};
+
+/// Listens and waits for the client of a check; throws error(timeout)
+/// naming `who` ("a client on port 18515") when none came by bounds.meet.
+server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_port_space ps, const pair_bounds& bounds,
+                            std::string_view who);
 
 /// Binds a new id of port space `ps` to a resolved local address (port
 /// included) and listens; `backlog` 0 takes the kernel's default.
