@@ -31,7 +31,10 @@ TEST(hostlist, many_ranges_in_one_bracket_are_refused_before_they_are_made) {
   // A few KB naming 60000 hosts a hundred times over: refused once the
   // names outgrow a host list, not after making six million of them.
   std::string text = "n[";
-  for (int i = 0; i < 100; ++i) text += (i ? "," : "") + std::string("1-60000");
+  for (int i = 0; i < 100; ++i) {
+    if (i > 0) text += ',';
+    text += "1-60000";
+  }
   text += "]";
   try {
     expand_hostlist(text);
