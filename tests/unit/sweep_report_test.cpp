@@ -3,6 +3,7 @@
 // renderings (CSV, the pairs to run again, the page, the gauges).
 #include "fabric-sweep/report.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -259,7 +260,7 @@ TEST(sweep_render, groups_from_topology_and_from_names) {
   EXPECT_THROW(sweep::groups_of_topology("SwitchName=s Nodes=n[1-\n", hosts), fabric::error);
   EXPECT_EQ(sweep::groups_of_names({"gpu01", "gpu02", "cpu01"}).size(), 2u);
   std::vector<std::string> many;
-  for (int i = 0; i < 1000; ++i) many.push_back("n" + std::to_string(i));
+  for (int i = 0; i < 1000; ++i) many.push_back(fmt::format("n{}", i));
   EXPECT_EQ(sweep::groups_of_names(many).size(), 32u) << "one prefix: blocks";
 }
 
@@ -268,7 +269,7 @@ std::vector<std::string> fleet(int n) {
   std::vector<std::string> lines;
   for (int i = 0; i < n; ++i)
     for (int k = i + 1; k < n; ++k)
-      lines.push_back(line("h" + std::to_string(i), "h" + std::to_string(k), true, i == 7 || k == 7 ? 90 : 20));
+      lines.push_back(line(fmt::format("h{}", i), fmt::format("h{}", k), true, i == 7 || k == 7 ? 90 : 20));
   return lines;
 }
 
@@ -288,7 +289,7 @@ TEST(sweep_render, gauges_per_host_by_default_every_pair_on_request) {
   auto m = sweep::merge(fleet(10), defaults);
   auto series = [](const std::string& text, std::string_view name) {
     std::size_t n = 0;
-    for (std::size_t at = 0; (at = text.find(std::string("\n") + std::string(name) + "{", at)) != std::string::npos; ++at) ++n;
+    for (std::size_t at = 0; (at = text.find(fmt::format("\n{}{{", name), at)) != std::string::npos; ++at) ++n;
     return n;
   };
   auto lean = sweep::prometheus_text(m);
