@@ -85,6 +85,14 @@ for t in "${TOOLS[@]}"; do
   check "$t without RDMA, --json=lines: valid lines, the document last" valid_lines
 done
 
+# What --timeout bounds is said once: each page of the five tools takes its
+# words from man/timeout.roff when installed, and each --help says the same.
+for t in rping udaddy mckey ucmatose ib_acme; do
+  check "$t.1: --timeout in the words of man/timeout.roff" grep -qx '@TIMEOUT_PARAGRAPH@' "$SRC/man/$t.1"
+  run "$t" --help
+  check "$t --help: --timeout's one meaning" grep -q -e 'Longest any one wait may take' "$WORK/out"
+done
+
 # A host without any RDMA device: the device's lack, not the address's.
 if [ ! -d /sys/class/infiniband ] || [ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]; then
   run rping -c -a 127.0.0.1 -C 1

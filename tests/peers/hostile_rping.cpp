@@ -20,11 +20,11 @@ int main(int argc, char** argv) try {
     return 2;
   }
   std::string mode = argv[2];
-  auto until = fabric::deadline::after(std::chrono::milliseconds(5000));
-  fabric::rc_client c = fabric::prepare_rc_client({argv[1], "", 7174}, {}, until);
+  const fabric::wait_limit limit(std::chrono::milliseconds(5000));
+  fabric::rc_client c = fabric::prepare_rc_client({argv[1], "", 7174}, {}, limit);
   fabric::registered_buffer msg(c.endpoint->pd(), 16, IBV_ACCESS_LOCAL_WRITE);
   fabric::registered_buffer data(c.endpoint->pd(), 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
-  fabric::connect_rc(c, until);
+  fabric::connect_rc(c, limit.next());
 
   std::uint64_t addr = htobe64(data.addr());
   std::uint32_t rkey = htobe32(mode == "badrkey" ? data.rkey() ^ 0x5a5a5a : data.rkey());
@@ -41,7 +41,7 @@ int main(int argc, char** argv) try {
   wr.num_sge = 1;
   fabric::post_send(c.endpoint->qp(), wr);
   ibv_wc wc[4];
-  c.endpoint->cq().wait(wc, until);
+  c.endpoint->cq().wait(wc, limit.next());
   // Give the server time to notice before we go.
   c.channel.next(fabric::deadline::after(std::chrono::milliseconds(1000)));
   fmt::print("hostile_rping: sent a {} message\n", mode);

@@ -127,7 +127,7 @@ int main(int argc, char** argv) try {
   q.qp_type = IBV_QPT_UD;
   auto addrs = fabric::resolve_pair(q, "");
   fabric::cm_id id = ch.create_id(RDMA_PS_UDP);
-  fabric::resolve_addr_route(ch, id.get(), addrs.src_addr(), addrs.dst_addr(), std::chrono::milliseconds(2000), until);
+  fabric::resolve_addr_route(ch, id.get(), addrs.src_addr(), addrs.dst_addr(), fabric::wait_limit::by(until));
   stranger other(id->verbs, argv[1], stranger_size);
 
   fabric::ud_config cfg;

@@ -109,7 +109,7 @@ TEST(ucmatose_report, results_are_connections_with_their_steps) {
   EXPECT_EQ(c["verify_errors"], 0);
   EXPECT_EQ(c["unverified"], 0);
   EXPECT_DOUBLE_EQ(c["connect_us"].get<double>(), 200.0);
-  EXPECT_FALSE(c.contains("destroy_us"));  // a step not done (or not timed) is left out
+  EXPECT_TRUE(c["destroy_us"].is_null());  // a step not done (or not timed) is null
   EXPECT_FALSE(c.contains("steps_us"));
 }
 
@@ -138,7 +138,7 @@ TEST(ucmatose_report, an_untimed_or_failed_setup_has_no_setup_time) {
   ucmatose::report r;
   auto j = render(r);
   EXPECT_TRUE(j["summary"]["setup_us"].is_null());
-  EXPECT_EQ(j["summary"]["connections_per_second"], 0.0);
+  EXPECT_TRUE(j["summary"]["connections_per_second"].is_null());
   EXPECT_TRUE(j["results"].empty());
 }
 
@@ -262,22 +262,22 @@ TEST(ucmatose_options, tos_is_read_as_rdma_core_reads_it) {
   EXPECT_THROW(fabric::cli::read_tos("-1"), fabric::error);
 }
 
-TEST(ucmatose_options, validate_reads_tos_with_a_warning_and_decides_timing) {
+TEST(ucmatose_options, tos_is_read_once_with_a_warning_and_timing_follows_the_output) {
   auto o = parse_options<ucmatose::options>({"-s", "x", "-t", "tcp"});
   EXPECT_NO_THROW(ucmatose::validate(o));
   ASSERT_TRUE(o.tos.has_value());
   EXPECT_EQ(*o.tos, 0);
   ASSERT_EQ(o.warnings.size(), 1u);
-  EXPECT_FALSE(o.timed);  // human output without --stats: the clock is not read
+  EXPECT_FALSE(o.timed());  // human output without --stats: the clock is not read
   EXPECT_TRUE([] {
     auto j = parse_options<ucmatose::options>({"-s", "x", "-j"});
     ucmatose::validate(j);
-    return j.timed;
+    return j.timed();
   }());
   EXPECT_TRUE([] {
     auto s = parse_options<ucmatose::options>({"-s", "x", "--stats"});
     ucmatose::validate(s);
-    return s.timed && !s.tos;
+    return s.timed() && !s.tos;
   }());
 }
 

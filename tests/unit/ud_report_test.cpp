@@ -92,14 +92,15 @@ TEST(ud_report, summary_counts_failed_items_and_setup_times) {
   std::vector<tool_result> rs{ready(0, 10, 10), ready(1, 10, 7)};
   rs[0].setup_us = 100.0;
   rs[1].setup_us = 300.0;
-  auto j = summary_json("connections", "connect", rs.size(), totals(rs, "connected"), 1e6);
+  const ud_summary_words words{.head = "udaddy: ", .items = {"connections", "{}"}, .setup = {"connect", "{}"}};
+  auto j = summary_fields(words, rs.size(), totals(rs, "connected"), 1e6).json();
   EXPECT_EQ(j["connections"], 2);
   EXPECT_EQ(j["failed"], 1);
   EXPECT_EQ(j["lost"], 3);
   EXPECT_EQ(j["connect"]["count"], 2);
   EXPECT_EQ(j["connect"]["max_us"], 300.0);
   EXPECT_DOUBLE_EQ(j["messages_per_second"].get<double>(), 37.0);
-  EXPECT_TRUE(summary_json("connections", "connect", 0, {}, std::nullopt)["elapsed_us"].is_null());
+  EXPECT_TRUE(summary_fields(words, 0, {}, std::nullopt).json()["elapsed_us"].is_null());
 }
 
 TEST(ud_report, oversize_datagrams_are_counted_and_alone_fail_nothing) {

@@ -7,7 +7,9 @@
 #include "fabric/cli/cli.hpp"
 #include "fabric/acm/sa.hpp"
 #include "fabric/base/stats.hpp"
+#include "fabric/base/wait_limit.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,7 +43,7 @@ struct options {
   std::string provider_path = "/usr/lib/x86_64-linux-gnu/ibacm";  ///< --provider-path
   std::string port_file = std::string(fabric::acm::default_port_file);  ///< --port-file
   std::string service_user;           ///< --service-user: one more user trusted to run the service
-  int timeout_ms = 5000;              ///< --timeout
+  fabric::wait_limit timeout{std::chrono::milliseconds(5000)};  ///< --timeout
   fabric::cli::output_options out;
 };
 
@@ -82,7 +84,7 @@ struct lookup {
   std::string verify_error;
   std::optional<sa_check> sa;           ///< -v: our own SA check
   fabric::latency_stats times;          ///< one sample per repetition (with --stats or JSON)
-  double last_us = 0;                   ///< the last repetition's time
+  std::optional<double> last_us;        ///< the last repetition's time; empty when untimed
   double elapsed_s = 0;
 };
 
@@ -144,6 +146,9 @@ void to_json(nlohmann::json& j, const options& opt, const report& r);
 
 /// JSON of a path record (every field decoded).
 nlohmann::json path_json(const fabric::acm::path_record& p);
+
+/// The --stats line of a lookup: its repetitions, their rate and latency.
+std::string format_lookup_stats(const lookup& l);
 
 /// The original's "Path information" block.
 std::string format_path(const fabric::acm::path_record& p);

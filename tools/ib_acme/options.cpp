@@ -130,7 +130,7 @@ void add_options(CLI::App& app, options& opt) {
   app.add_option("--service-user", opt.service_user,
                  "Also trust an ACM service run by this user (root and you are always trusted)")
       ->type_name("USER");
-  fabric::cli::add_timeout_option(app, opt.timeout_ms, "Milliseconds to wait for the service, each reply and the SA");
+  fabric::cli::add_timeout_option(app, opt.timeout);
   // getopt lets a later option override an earlier one; scripts rely on it.
   for (auto* o : app.get_options())
     if (o->get_expected_max() == 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -208,7 +208,7 @@ nlohmann::json options_json(const options& o) {
           {"provider_path", o.provider_path},
           {"port_file", o.port_file},
           {"service_user", text_or_null(o.service_user)},
-          {"timeout", o.timeout_ms}};
+          {"timeout", o.timeout.ms()}};
 }
 
 }  // namespace ib_acme

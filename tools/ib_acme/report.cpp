@@ -2,6 +2,7 @@
 // and summary. No I/O here.
 #include "ib_acme.hpp"
 
+#include "fabric/cli/fields.hpp"
 #include "fabric/cli/json_values.hpp"
 #include "fabric/verbs/ports.hpp"
 
@@ -89,6 +90,29 @@ std::vector<sa_check::mismatch> compare_paths(const acm::path_record& a, const a
 
 namespace {
 
+using fabric::cli::field;
+constexpr field count{"count", "{}"};
+constexpr field rate{"lookups_per_second", "{:.0f}/s"};
+constexpr field latency{"latency", "latency {}"};
+constexpr field last{"time_us", "last {:.2f} us"};
+
+std::optional<double> per_second(std::size_t n, double seconds) {
+  if (seconds > 0 && n > 0) return static_cast<double>(n) / seconds;
+  return std::nullopt;
+}
+
+/// A lookup's repetitions, each figure with its words: its result's, and its --stats line.
+fabric::cli::fields lookup_fields(const lookup& l) {
+  fabric::cli::fields f;
+  f.line("Lookups: ")
+      .put(count, l.times.count())
+      .say(fmt::format("in {:.3f} s", l.elapsed_s), " ")
+      .put(rate, per_second(l.times.count(), l.elapsed_s))
+      .put(latency, l.times)
+      .put(last, l.last_us, false);
+  return f;
+}
+
 nlohmann::json item(std::string_view kind, std::size_t index, bool ok, const std::string& error) {
   return {{"kind", kind}, {"index", index}, {"ok", ok}, {"error", ok ? nlohmann::json(nullptr) : nlohmann::json(error.empty() ? std::string("failed") : error)}};
 }
@@ -120,13 +144,11 @@ nlohmann::json result_json(const lookup& l, std::size_t index) {
     }
   }
   j["verify"] = std::move(v);
-  j["count"] = l.times.count();
-  j["time_us"] = l.last_us;
-  j["latency"] = l.times.summary();
-  j["lookups_per_second"] =
-      l.elapsed_s > 0 && l.times.count() > 0 ? nlohmann::json(static_cast<double>(l.times.count()) / l.elapsed_s) : nlohmann::json(nullptr);
+  j.update(lookup_fields(l).json());
   return j;
 }
+
+std::string format_lookup_stats(const lookup& l) { return lookup_fields(l).lines().front(); }
 
 nlohmann::json result_json(const service_result& s, std::size_t index) {
   auto j = item("service", index, s.connected && s.error.empty(), s.error);
@@ -204,14 +226,16 @@ void to_json(nlohmann::json& j, const options& o, const report& r) {
                    {"service", r.probe->value("service", nlohmann::json::object())},
                    {"providers", r.probe->value("providers", nlohmann::json::object())}};
   }
-  j["summary"] = {{"lookups", r.results.size()},
-                  {"failed", failed},
-                  {"latency", all.summary()},
-                  {"lookups_per_second", elapsed_s > 0 && all.count() > 0
-                                             ? nlohmann::json(static_cast<double>(all.count()) / elapsed_s)
-                                             : nlohmann::json(nullptr)},
-                  {"return_status", r.return_status},
-                  {"probe", std::move(probe_facts)}};
+  // The original's output has no summary of ours: every value is the
+  // document's alone, declared as the lookups' are.
+  fabric::cli::fields f;
+  f.put(field{"lookups", "{} lookups"}, r.results.size(), false)
+      .put(field{"failed", "{} failed"}, failed, false)
+      .put(latency, all, false)
+      .put(rate, per_second(all.count(), elapsed_s), false)
+      .put(field{"return_status", "{}"}, r.return_status, false);
+  j["summary"] = f.json();
+  j["summary"]["probe"] = std::move(probe_facts);
 }
 
 }  // namespace ib_acme

@@ -1,6 +1,6 @@
 // One run of ib_acme: the services, the generated files and the probe, in
 // the original's order, and the exit code that sums them up.
-#include "session.hpp"
+#include "services.hpp"
 
 #include <fmt/format.h>
 

@@ -5,6 +5,7 @@
 #include "fabric/cm/multicast.hpp"
 #include "fabric/base/wait.hpp"
 #include "fabric/cm/ud.hpp"
+#include "fabric/flows/ud_run.hpp"
 #include "fabric/flows/ud_traffic.hpp"
 
 #include <arpa/inet.h>
@@ -22,22 +23,29 @@ namespace {
 using namespace fabric;
 using std::chrono::milliseconds;
 
-// rdma-core's mckey gives address resolution 2 s.
-constexpr int resolve_timeout_ms = 2000;
-
-struct member {
-  std::size_t index = 0;
-  cm_id id;
-  std::unique_ptr<ud_endpoint> ep;
-  std::unique_ptr<ud_traffic> traffic;
+/// One QP that joins the group: a member of the run, its outcome in the report.
+struct member final : ud_member {
+  std::vector<qp_result>* results = nullptr;
   multicast_membership membership;  // leaves before the QP and the id go
   ud_destination group;             // its AH goes before the endpoint's PD
   clock::time_point join_started;
+
+  [[nodiscard]] qp_result& result() const { return (*results)[index]; }
+  [[nodiscard]] bool ready() const override { return result().state == "joined"; }
+  [[nodiscard]] bool failed() const override { return result().state == "failed"; }
+  bool fail(const error& e) override { return result().fail(e); }
+  void count() override {
+    auto& r = result();
+    r.sent = traffic->sent();
+    r.received = traffic->received();
+    r.verify_errors = traffic->verify_errors();
+    r.oversize = traffic->oversize();
+  }
 };
 
 class test_run {
 public:
-  test_run(const options& opt, report& rep, console& con) : opt_(opt), rep_(rep), con_(con) {}
+  test_run(const options& opt, report& rep, console& con) : opt_(opt), rep_(rep), con_(con), run_(opt.timeout) {}
 
   void execute() {
     describe();
@@ -55,7 +63,6 @@ private:
   void say(std::string_view line) const { con_.line(line); }
 
   [[nodiscard]] std::uint64_t count() const { return opt_.size == 0 ? 0 : static_cast<std::uint64_t>(opt_.count); }
-  qp_result& result(const member& m) { return rep_.results[m.index]; }
 
   // The options, checked by validate(), in the form the run uses.
   void describe() {
@@ -72,7 +79,7 @@ private:
   sockaddr* dst() { return reinterpret_cast<sockaddr*>(&dst_); }
 
   void resolve_group() {
-    if (!opt_.bind.empty()) src_ = resolve_ip(opt_.bind);
+    if (!opt_.bind.empty()) src_ = resolve_ip(opt_.bind, opt_.timeout.each());
     if (unmapped_) {
       sockaddr_ib sib{};
       sib.sib_family = AF_IB;
@@ -80,7 +87,7 @@ private:
         throw error(exit_code::usage, fmt::format("-M {}: not a GID", group_));
       dst_ = copy_sockaddr(reinterpret_cast<sockaddr*>(&sib));
     } else {
-      dst_ = resolve_ip(opt_.group);
+      dst_ = resolve_ip(opt_.group, opt_.timeout.each());
     }
   }
 
@@ -103,8 +110,8 @@ private:
     resolve_group();
     say("mckey: joining");
     for (int i = 0; i < opt_.connections; ++i) {
-      auto& m = *members_.emplace_back(std::make_unique<member>());
-      m.index = rep_.results.size();
+      auto& m = run_.add();
+      m.results = &rep_.results;
       rep_.results.emplace_back().index = m.index;
       m.id = channel_->create_id(ps_, &m);
       if (src()) check_rc(rdma_bind_addr(m.id.get(), src()), fmt::format("rdma_bind_addr {}", printable(opt_.bind)));
@@ -112,19 +119,12 @@ private:
       if (unmapped_)
         start_join(m);
       else
-        check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), resolve_timeout_ms), fmt::format("rdma_resolve_addr {}", group_));
+        check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), opt_.timeout.ms()), fmt::format("rdma_resolve_addr {}", group_));
     }
 
-    bool settled = settle_each<member>(
-        *channel_, members_.size(), milliseconds(opt_.timeout_ms),
-        [this](member& m, const cm_event& ev) { return join_event(m, ev); },
-        [this](member& m, const error& e) { fail(m, e); });
-    if (!settled)
-      for (auto& m : members_)
-        if (result(*m).state == "pending")
-          fail(*m, error(exit_code::timeout, fmt::format("qp {}: no join of {} within {} ms", m->index, group_,
-                                                          opt_.timeout_ms)));
-    if (first_error_) throw *first_error_;
+    run_.settle(
+        *channel_, [this](member& m, const cm_event& ev) { return join_event(m, ev); },
+        [this](const member& m) { return fmt::format("qp {}: no join of {} within {} ms", m.index, group_, opt_.timeout.ms()); });
   }
 
   void start_join(member& m) {
@@ -141,7 +141,7 @@ private:
     cfg = clamp_depths(cfg, count(), port);
     check_buffer_budget(cfg, static_cast<std::uint64_t>(opt_.connections));
     m.ep = std::make_unique<ud_endpoint>(m.id.get(), cfg);
-    auto& r = result(m);
+    auto& r = m.result();
     r.qpn = m.ep->qpn();
     if (opt_.no_loopback) {
       r.loopback_blocked = m.ep->loopback_blocked();
@@ -165,7 +165,7 @@ private:
         return false;
       case RDMA_CM_EVENT_MULTICAST_JOIN: {
         auto g = joined_group(ev);
-        auto& r = result(m);
+        auto& r = m.result();
         r.setup_us = us_since(m.join_started);
         r.dgid = g.dgid;
         r.mlid = g.mlid;
@@ -189,15 +189,11 @@ private:
       case RDMA_CM_EVENT_ROUTE_ERROR:
       case RDMA_CM_EVENT_MULTICAST_ERROR:
         say(fmt::format("mckey: event: {}, error: {}", ev.name(), ev.status()));
-        fail(m, event_error(ev, fmt::format("qp {} joining {}", m.index, group_)));
+        run_.fail(m, event_error(ev, fmt::format("qp {} joining {}", m.index, group_)));
         return true;
       default:
         return false;
     }
-  }
-
-  void fail(member& m, const error& e) {
-    if (result(m).fail(e) && !first_error_) first_error_ = e;
   }
 
   void send_all() {
@@ -205,39 +201,21 @@ private:
     if (opt_.delay_ms > 0 && interrupt_fd() >= 0) wait_readable(interrupt_fd(), deadline::after(milliseconds(opt_.delay_ms)));
     say("initiating data transfers");
     auto t0 = clock::now();
-    idle_deadline until(milliseconds(opt_.timeout_ms));
-    for (auto& m : members_) {
-      bool sent = m->traffic->send(m->group, count(), until);
-      result(*m).sent = m->traffic->sent();
-      if (!sent) throw error(exit_code::timeout, fmt::format("qp {}: send queue stalled", m->index));
-    }
-    for (auto& m : members_)
-      if (!m->traffic->finish_sends(until))
-        throw error(exit_code::timeout, fmt::format("qp {}: sends did not complete", m->index));
+    auto until = opt_.timeout.idle();
+    for (const auto& m : run_.members()) run_.send(*m, m->group, count(), until);
+    run_.finish_sends(until);
     rep_.elapsed_us = us_since(t0);
     say("data transfers complete");
   }
 
-  // A QP that waits past the timeout ends the wait for all: the others'
-  // datagrams are already in their CQs and are only drained.
+  // The datagrams of every QP, then what came larger than agreed.
   void receive_all() {
     say("receiving data transfers");
     auto t0 = clock::now();
-    idle_deadline until(milliseconds(opt_.timeout_ms));
-    bool waiting = true;
-    for (auto& m : members_) {
-      if (waiting)
-        waiting = m->traffic->receive_all(until);
-      else
-        m->traffic->drain();
-      auto& r = result(*m);
-      r.received = m->traffic->received();
-      r.verify_errors = m->traffic->verify_errors();
-      r.oversize = m->traffic->oversize();
-      if (r.oversize > 0)
-        con_.warning(fmt::format("qp {}: dropped {} datagrams larger than {} bytes (-S)", m->index, r.oversize,
-                                 opt_.size));
-    }
+    auto until = opt_.timeout.idle();
+    run_.receive(until);
+    for (const auto& m : run_.members())
+      if (auto w = oversize_warning(fmt::format("qp {}", m->index), m->result(), rep_.size); !w.empty()) con_.warning(w);
     rep_.elapsed_us = us_since(t0);
     if (judge(rep_).ok()) say("data transfers complete");
   }
@@ -251,11 +229,10 @@ private:
   rdma_port_space ps_ = RDMA_PS_UDP;
   sockaddr_storage src_{};
   sockaddr_storage dst_{};
-  std::optional<error> first_error_;
   // Teardown bottom-up: the members (leave, AH, QP, ...), their ids, then
   // the event channel.
   std::optional<cm_channel> channel_;
-  std::vector<std::unique_ptr<member>> members_;
+  ud_run<member> run_;
 };
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include "fabric/cli/cli.hpp"
 #include "fabric/cli/ud_report.hpp"
+#include "fabric/base/wait_limit.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -25,7 +27,7 @@ struct options {
   std::string port_space_number;   // -p: 0x111 udp, 0x2 ipoib
   bool send_only = false;          // -o
   bool no_loopback = false;        // -l
-  int timeout_ms = 10'000;         // --timeout: receivers' longest wait without progress
+  fabric::wait_limit timeout{std::chrono::milliseconds(10'000)};  // --timeout
   int delay_ms = 3'000;            // --delay: sender's pause after joining, as the original's
   bool verify = false;             // --verify
   bool stats = false;              // --stats

@@ -1,76 +1,12 @@
-// Options, their checks, the report and its renderings; no I/O here.
+// The report: its renderings, the --stats lines and the verdict; no I/O here.
 #include "mckey.hpp"
 
-#include "fabric/cli/completion.hpp"
 #include "fabric/cli/json_values.hpp"
-#include "fabric/cm/ud.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace mckey {
-
-using fabric::text_or_null;
-
-void add_options(CLI::App& app, options& opt) {
-  app.add_option("-m,--group", opt.group, "IP multicast address of the group to join")->type_name(std::string(fabric::completion::host_type));
-  app.add_option("-M,--unmapped-group", opt.unmapped_group,
-                 "Unmapped multicast GID (AF_IB) to join instead of -m; needs -b and InfiniBand");
-  app.add_flag("-s,--sender", opt.sender, "Send to the group (default: receive)");
-  app.add_option("-b,--bind", opt.bind, "Local address to bind to")->type_name(std::string(fabric::completion::host_type));
-  app.add_option("-c,--connections", opt.connections, "Number of QPs joining the group")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
-  app.add_option("-C,--count", opt.count, "Messages each QP sends, or expects to receive")
-      ->check(CLI::Range(0, 1 << 30))->capture_default_str();
-  app.add_option("-S,--size", opt.size, "Message size in bytes; must fit the MTU")
-      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
-  app.add_option("-p,--port-space-number", opt.port_space_number,
-                 "Port space as a number: 0x111 for UDP (default), 0x2 for IPoIB")
-      ->type_name("0x111|0x2");
-  app.add_flag("-o,--send-only", opt.send_only, "Join as a send-only full member");
-  app.add_flag("-l,--no-loopback", opt.no_loopback, "Block multicast loopback to the QP's own group (where supported)");
-  fabric::cli::add_timeout_option(app, opt.timeout_ms,
-                                  "Longest wait in ms without progress (join, datagrams) before giving up");
-  app.add_option("--delay", opt.delay_ms, "Sender: pause in ms after joining before sending (as the original, 3000)")
-      ->check(CLI::Range(0, 3'600'000))->capture_default_str();
-  app.add_flag("--verify", opt.verify, "Receiver: check the payload pattern of every message (our sender)");
-  app.add_flag("--stats", opt.stats, "Print join times and counts");
-}
-
-namespace {
-}  // namespace
-
-void validate(const options& o) {
-  if (!o.group.empty() && !o.unmapped_group.empty()) fabric::cli::usage_error("-m and -M are mutually exclusive");
-  if (o.group.empty() && o.unmapped_group.empty())
-    fabric::cli::usage_error("a multicast group is required: -m ADDRESS or -M GID");
-  if (!o.unmapped_group.empty() && o.bind.empty())
-    fabric::cli::usage_error("-M needs -b: an unmapped multicast address needs a source address");
-  if (!fabric::parse_port_space("", o.port_space_number))
-    fabric::cli::usage_error(fmt::format("-p {}: unknown port space (0x111 udp, 0x2 ipoib)", fabric::printable(o.port_space_number)));
-  // Every QP has at least one send and one receive slot, whatever the device.
-  fabric::ud_config least;
-  least.size = static_cast<std::uint32_t>(o.size);
-  fabric::check_buffer_budget(least, static_cast<std::uint64_t>(o.connections));
-}
-
-nlohmann::json options_json(const options& o) {
-  auto ps = fabric::parse_port_space("", o.port_space_number);
-  return {{"group", text_or_null(o.group)},
-          {"unmapped_group", text_or_null(o.unmapped_group)},
-          {"sender", o.sender},
-          {"bind", text_or_null(o.bind)},
-          {"connections", o.connections},
-          {"count", o.count},
-          {"size", o.size},
-          {"port_space_number", ps ? nlohmann::json(static_cast<int>(*ps)) : nlohmann::json(nullptr)},
-          {"send_only", o.send_only},
-          {"no_loopback", o.no_loopback},
-          {"timeout", o.timeout_ms},
-          {"delay", o.delay_ms},
-          {"verify", o.verify},
-          {"stats", o.stats}};
-}
 
 nlohmann::json result_json(const qp_result& q) {
   auto j = fabric::result_json("join", "joined", "join_us", q);
@@ -81,15 +17,33 @@ nlohmann::json result_json(const qp_result& q) {
   return j;
 }
 
+namespace {
+
+/// The summary, each value with its words: the document's and the --stats lines.
+fabric::cli::fields summary_fields(const report& r) {
+  static constexpr fabric::cli::field mtu{"mtu", "MTU {}"};
+  static constexpr fabric::cli::field link_layer{"link_layer", "{}"};
+  bool sender = r.role == "sender";
+  auto f = fabric::summary_fields({.head = "mckey: ",
+                                   .items = {"joins", "{} joins"},
+                                   .setup = {"join", "join {}"},
+                                   .say_sent = sender,
+                                   .say_received = !sender,
+                                   .say_rates = false},
+                                  r.results.size(), r.totals(), r.elapsed_us);
+  f.put(mtu, r.mtu, false);
+  f.put(link_layer, r.link_layer.empty() ? std::nullopt : std::optional<std::string>(r.link_layer), false);
+  return f;
+}
+
+}  // namespace
+
 void to_json(nlohmann::json& j, const options& o, const report& r) {
   j["role"] = r.role;
   j["options"] = options_json(o);
   auto& results = j["results"] = nlohmann::json::array();
   for (const auto& q : r.results) results.push_back(result_json(q));
-  auto summary = fabric::summary_json("joins", "join", r.results.size(), r.totals(), r.elapsed_us);
-  summary["mtu"] = fabric::value_or_null(r.mtu);
-  summary["link_layer"] = text_or_null(r.link_layer);
-  j["summary"] = std::move(summary);
+  j["summary"] = summary_fields(r).json();
 }
 
 std::string joined_line(const qp_result& q) {
@@ -99,17 +53,7 @@ std::string joined_line(const qp_result& q) {
 
 std::vector<std::string> loss_lines(const report& r) { return fabric::loss_lines("mckey: qp", "joined", r.results); }
 
-std::vector<std::string> stats_lines(const report& r) {
-  std::vector<std::string> lines;
-  auto t = r.totals();
-  if (r.role == "sender")
-    lines.push_back(fmt::format("mckey: {} QPs, sent {}", r.results.size(), t.sent));
-  else
-    lines.push_back(fmt::format("mckey: {} QPs, received {} of {}, lost {}", r.results.size(), t.received, t.expected,
-                                t.lost));
-  if (t.setup.count() > 0) lines.push_back("mckey: join " + fabric::format_summary(t.setup.summary()));
-  return lines;
-}
+std::vector<std::string> stats_lines(const report& r) { return summary_fields(r).lines(); }
 
 fabric::verdict judge(const report& r) { return fabric::loss_verdict(r.totals()); }
 

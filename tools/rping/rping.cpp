@@ -51,10 +51,12 @@ void conclude(connection_result& res, fabric::console& con, const std::string& e
 
 nlohmann::json ping_event(const options& o, const connection_result& res, std::uint64_t seq, double rtt_us,
                           std::string_view data, bool verified) {
-  nlohmann::json j{{"connection", res.index}, {"seq", seq}, {"rtt_us", rtt_us}};
-  if (o.verbose) j["data"] = data;
-  if (o.verify) j["verified"] = verified;
-  return j;
+  // What was not asked for (-v, -V) is null, as every missing value is.
+  return {{"connection", res.index},
+          {"seq", seq},
+          {"rtt_us", rtt_us},
+          {"data", o.verbose ? nlohmann::json(data) : nlohmann::json(nullptr)},
+          {"verified", o.verify ? nlohmann::json(verified) : nlohmann::json(nullptr)}};
 }
 
 // ---- client ------------------------------------------------------------------
@@ -64,11 +66,11 @@ struct client_connection {
   fabric::rc_client conn;
   link lk;
   client_connection(fabric::rc_client c, const options& o)
-      : conn(std::move(c)), lk(conn.channel, *conn.endpoint, o.size, true, milliseconds(o.timeout_ms)) {}
+      : conn(std::move(c)), lk(conn.channel, *conn.endpoint, o.size, true, o.timeout.each()) {}
 };
 
 std::unique_ptr<client_connection> connect_client(const options& o, fabric::console& con) {
-  fabric::rc_target target{o.addr, o.source, o.port, milliseconds(2000)};
+  fabric::rc_target target{o.addr, o.source, o.port};
   // --retry: a server not up yet (refused, or silent) is dialled again.
   auto retryable = [&](const error& e) {
     return o.retry_ms > 0 && (e.code() == exit_code::connect_failed || e.code() == exit_code::timeout);
@@ -76,10 +78,9 @@ std::unique_ptr<client_connection> connect_client(const options& o, fabric::cons
   return fabric::dial_until_listening(
       deadline::after(milliseconds(o.retry_ms)),
       [&] {
-        auto until = deadline::after(milliseconds(o.timeout_ms));
-        auto c = std::make_unique<client_connection>(fabric::prepare_rc_client(target, make_config(o), until), o);
+        auto c = std::make_unique<client_connection>(fabric::prepare_rc_client(target, make_config(o), o.timeout), o);
         c->lk.post_recv();
-        fabric::connect_rc(c->conn, until);
+        fabric::connect_rc(c->conn, o.timeout.next());
         return c;
       },
       retryable, [&](const error& e) { debug(o, con, fmt::format("{}; retrying", e.what())); });
@@ -119,7 +120,7 @@ void ping_server(const options& o, connection_result& res, fabric::console& con)
   }
   rdma_disconnect(c->conn.id.get());
   // The server's answer ends the connection; the original reports it.
-  auto until = deadline::after(milliseconds(o.timeout_ms));
+  auto until = o.timeout.next();
   while (auto ev = c->conn.channel.next(until))
     if (ev->type() == RDMA_CM_EVENT_DISCONNECTED) {
       con.note("client DISCONNECT EVENT...");
@@ -150,9 +151,9 @@ void serve(fabric::cm_channel& channel, fabric::cm_id id, const options& o, conn
            fabric::console& con) {
   res.peer = fabric::peer_name(id.get());
   fabric::rc_endpoint ep(id.get(), make_config(o));
-  link lk(channel, ep, o.size, false, milliseconds(o.timeout_ms));
+  link lk(channel, ep, o.size, false, o.timeout.each());
   lk.post_recv();
-  fabric::accept_rc(channel, id.get(), ep, deadline::after(milliseconds(o.timeout_ms)));
+  fabric::accept_rc(channel, id.get(), ep, o.timeout.next());
   debug(o, con, fmt::format("accepted {}", res.peer));
   con.event("connected", {{"index", res.index}, {"peer", res.peer}});
   auto buf = lk.rdma_buf().bytes();
@@ -285,8 +286,7 @@ fabric::verdict run_persistent_server(const options& o, report& r, fabric::conso
     stopped = e;
   }
   reap(true);
-  std::size_t failed = r.failed();
-  con.line(fmt::format("rping: served {} clients, {} pings, {} failed", r.connections.size(), r.total_pings(), failed));
+  con.line(served_line(r));
   // A persistent server ends only when told to: that is its normal end.
   if (stopped) return {stopped->code(), stopped->what()};
   return {};

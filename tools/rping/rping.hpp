@@ -4,7 +4,9 @@
 
 #include "fabric/cli/cli.hpp"
 #include "fabric/base/stats.hpp"
+#include "fabric/base/wait_limit.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,7 +30,7 @@ struct options {
   bool stats = false;           ///< --stats
   int interval_ms = 0;          ///< --interval
   bool busy_poll = false;       ///< --busy-poll
-  int timeout_ms = 10000;       ///< --timeout
+  fabric::wait_limit timeout{std::chrono::milliseconds(10000)};  ///< --timeout
   int retry_ms = 0;             ///< --retry
   fabric::cli::output_options out;
 };
@@ -71,8 +73,12 @@ nlohmann::json result_json(const connection_result& c);
 /// The document's role, options, results and summary.
 void to_json(nlohmann::json& j, const options& o, const report& r);
 
-/// The --stats line.
+/// The --stats line of a connection: its pings, verify errors and rtt.
 std::string format_stats(const connection_result& c);
+
+/// The line that closes a persistent server's run: the connections it
+/// served, their pings, verify errors and failures.
+std::string served_line(const report& r);
 
 /// Runs the client or server; fills `r` as it goes.
 fabric::verdict run(const options& opt, report& r, fabric::console& con);

@@ -27,7 +27,7 @@ void client::on_addr_resolved(std::size_t i) {
   set_id_options(o_, con_, c.id, true);
   c.st = conn_state::resolving_route;
   table_.start(i, step::resolve_route, now);
-  fabric::check_rc(rdma_resolve_route(c.id, 2000), "rdma_resolve_route");
+  fabric::check_rc(rdma_resolve_route(c.id, o_.timeout.ms()), "rdma_resolve_route");
   // The device is known now (if it was not from the start): the QPs are
   // made ahead while routes resolve.
   devices_.start_helper(c.id->verbs, c.id->port_num);
@@ -80,7 +80,7 @@ void client::run() {
   table_.set_pending(n);
   for (std::size_t i = 0; i < n; ++i) {
     table_.start(i, step::resolve_addr);
-    if (rdma_resolve_addr(table_[i].id, addrs_.src_addr(), addrs_.dst_addr(), 2000) != 0) {
+    if (rdma_resolve_addr(table_[i].id, addrs_.src_addr(), addrs_.dst_addr(), o_.timeout.ms()) != 0) {
       int err = errno;
       table_.fail(i, fmt::format("rdma_resolve_addr {}: {}", fabric::format_addr(addrs_.dst_addr()), std::strerror(err)),
                   fabric::classify_errno(err));

@@ -1,6 +1,8 @@
 // The connection table's bookkeeping: steps, outcomes, the setup window.
 #include "connections.hpp"
 
+#include "fabric/cli/json_values.hpp"
+
 #include <algorithm>
 #include <cstdint>
 
@@ -54,9 +56,9 @@ void connection_table::establish(std::size_t i, clock::time_point at) {
   c.st = conn_state::established;
   result(i).established = true;
   last_established_ = at;
-  nlohmann::json payload{{"index", i}, {"peer", result(i).peer}};
-  if (const auto& us = result(i).step_us[static_cast<std::size_t>(step::connect)]) payload["connect_us"] = *us;
-  con_.event("connected", payload);
+  con_.event("connected", {{"index", i},
+                           {"peer", result(i).peer},
+                           {"connect_us", fabric::value_or_null(result(i).step_us[static_cast<std::size_t>(step::connect)])}});
 }
 
 void connection_table::fail(std::size_t i, const std::string& why, fabric::exit_code code) {

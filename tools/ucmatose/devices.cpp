@@ -1,7 +1,7 @@
 // Per-device resources and the QPs made ahead.
 #include "devices.hpp"
 
-#include "exchange.hpp"
+#include "messages.hpp"
 #include "payload.hpp"
 
 #include "fabric/base/error.hpp"
@@ -99,12 +99,12 @@ void device_pool::make_helper(ibv_context* verbs, std::uint8_t port) {
 
 prepared_qp device_pool::make_qp(device_resources& dev, ibv_cq* send_cq, ibv_cq* recv_cq, std::uint8_t port,
                                  std::size_t i) const {
-  auto t = o_.timed ? fabric::clock::now() : fabric::clock::time_point{};
+  auto t = o_.timed() ? fabric::clock::now() : fabric::clock::time_point{};
   prepared_qp p;
   p.dev = &dev;
   p.qp = fabric::create_unattached_rc_qp(dev.pd.get(), send_cq, recv_cq, qp_config(), port);
-  post_recvs(p.qp.get(), i, dev, o_);
-  if (o_.timed) p.create_us = fabric::us_since(t);
+  post_recvs(p.qp.get(), i, dev.recv_buf, o_);
+  if (o_.timed()) p.create_us = fabric::us_since(t);
   return p;
 }
 

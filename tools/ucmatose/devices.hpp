@@ -45,7 +45,7 @@ struct prepared_qp {
 /// Every device's shared resources, and the QP helper.
 class device_pool {
 public:
-  /// `o` must outlive the pool; `o.timed` says whether making a QP is timed.
+  /// `o` must outlive the pool; `o.timed()` says whether making a QP is timed.
   explicit device_pool(const options& o);
   device_pool(const device_pool&) = delete;
   device_pool& operator=(const device_pool&) = delete;

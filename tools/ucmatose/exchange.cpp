@@ -1,6 +1,8 @@
 // Posting the messages and counting their completions.
 #include "exchange.hpp"
 
+#include "devices.hpp"
+#include "messages.hpp"
 #include "payload.hpp"
 
 #include "fabric/base/error.hpp"
@@ -10,31 +12,6 @@ namespace ucmatose {
 
 using fabric::error;
 using fabric::exit_code;
-
-namespace {
-constexpr std::uint64_t send_bit = 1ULL << 32;
-}  // namespace
-
-std::uint64_t make_wr_id(std::size_t index, std::uint32_t seq, bool send) noexcept {
-  return (static_cast<std::uint64_t>(index) << 33) | (send ? send_bit : 0) | seq;
-}
-
-void post_recvs(ibv_qp* qp, std::size_t i, const device_resources& dev, const options& o) {
-  auto count = static_cast<std::uint32_t>(o.messages());
-  if (count == 0) return;
-  auto size = static_cast<std::uint32_t>(o.size);
-  std::vector<ibv_sge> sges(count);
-  std::vector<ibv_recv_wr> wrs(count);
-  for (std::uint32_t s = 0; s < count; ++s) {
-    std::size_t slot = o.verify ? i * count + s : 0;
-    sges[s] = {dev.recv_buf.addr() + slot * size, size, dev.recv_buf.lkey()};
-    wrs[s].wr_id = make_wr_id(i, s, false);
-    wrs[s].sg_list = &sges[s];
-    wrs[s].num_sge = 1;
-    wrs[s].next = s + 1 < count ? &wrs[s + 1] : nullptr;
-  }
-  fabric::post_recv(qp, wrs[0]);
-}
 
 message_exchange::message_exchange(const options& o, connection_table& table)
     : o_(o), table_(table), count_(static_cast<std::uint32_t>(o.messages())) {}
@@ -65,9 +42,7 @@ void message_exchange::post_sends(std::size_t i) {
 }
 
 void message_exchange::on_completion(const ibv_wc& wc) {
-  std::size_t i = wc.wr_id >> 33;
-  auto seq = static_cast<std::uint32_t>(wc.wr_id & 0xffffffffu);
-  bool send = (wc.wr_id & send_bit) != 0;
+  auto [i, seq, send] = message_of(wc.wr_id);
   if (i >= table_.size()) return;
   auto& c = table_[i];
   auto& res = table_.result(i);
@@ -88,7 +63,7 @@ void message_exchange::on_completion(const ibv_wc& wc) {
   ++res.received;
   if (!o_.verify) return;
   auto size = static_cast<std::size_t>(o_.size);
-  auto slot = c.dev->recv_buf.bytes().subspan((i * count_ + seq) * size, size);
+  auto slot = c.dev->recv_buf.bytes().subspan(recv_offset(o_, i, seq), size);
   switch (wc.byte_len != size ? payload_check::mismatch : check_payload(slot, seq)) {
     case payload_check::match: break;
     case payload_check::unfilled:

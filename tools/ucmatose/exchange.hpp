@@ -1,25 +1,19 @@
 #pragma once
-/// The messages of the data phase: -C sends and as many receives per
-/// connection, each work request naming its connection, direction and
-/// sequence number; their completions counted and, with --verify, their
-/// payloads checked. Owns only the work requests being posted.
+/// The messages of the data phase: -C sends per connection posted, and
+/// the completions of sends and receives counted and, with --verify, the
+/// payloads checked (where each message is: messages.hpp). Owns only the
+/// work requests being posted.
 
 #include "connections.hpp"
-#include "devices.hpp"
 #include "options.hpp"
+
+#include "fabric/verbs/verbs.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace ucmatose {
-
-/// A work request id: connection index, send or receive, sequence number.
-std::uint64_t make_wr_id(std::size_t index, std::uint32_t seq, bool send) noexcept;
-
-/// Posts connection i's receives, one per message, on `qp`. Called on the
-/// QP helper's thread too: it writes nothing shared.
-void post_recvs(ibv_qp* qp, std::size_t i, const device_resources& dev, const options& o);
 
 /// Posts sends and counts completions for every connection of a table.
 class message_exchange {

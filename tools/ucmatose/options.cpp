@@ -34,27 +34,22 @@ void add_options(CLI::App& app, options& opt) {
   app.add_option("-S,--size", opt.size, "Message size in bytes (0: no messages)")
       ->check(CLI::Range(0, 1 << 30))
       ->capture_default_str();
-  // Taken as text: rdma-core reads -t with strtoul, so "-t tcp" is 0 there.
-  app.add_option("-t,--tos", opt.tos_arg, "Type of service of the client's connections (0-255)")->type_name("TOS");
+  fabric::cli::add_tos_option(app, "Type of service of the client's connections (0-255)",
+                              [&opt](const std::string&, fabric::cli::tos_reading read) {
+                                opt.tos = read.value;
+                                opt.warnings.clear();
+                                if (!read.warning.empty()) opt.warnings.push_back(std::move(read.warning));
+                              });
   app.add_option("-p,--port", opt.port, "rdma_cm port number")->capture_default_str();
   app.add_option("-a,--ack-timeout", opt.ack_timeout, "Local ACK timeout exponent (4.096 us x 2^N)")
       ->check(CLI::Range(0, 31));
   app.add_flag("-m,--migrate", opt.migrate, "Move every id to a new event channel before disconnecting");
-  fabric::cli::add_timeout_option(app, opt.timeout_ms,
-                                  "Milliseconds a phase may go without progress (a server waits for its first "
-                                  "client without limit)");
+  fabric::cli::add_timeout_option(app, opt.timeout);
   app.add_flag("--verify", opt.verify, "Fill payloads with a pattern and check every message received");
   app.add_flag("--stats", opt.stats, "Print step timings, connection rate and message counts");
 }
 
-void validate(options& opt) {
-  opt.warnings.clear();
-  opt.tos.reset();
-  if (opt.tos_arg) {
-    auto t = fabric::cli::read_tos(*opt.tos_arg);
-    opt.tos = t.value;
-    if (!t.warning.empty()) opt.warnings.push_back(std::move(t.warning));
-  }
+void validate(const options& opt) {
   // One send slot per message; with --verify also one receive slot per
   // message of every connection.
   auto total = static_cast<double>(opt.messages()) * opt.size * (opt.verify ? opt.connections + 1.0 : 1.0) + opt.size;
@@ -63,11 +58,7 @@ void validate(options& opt) {
                                          opt.count, opt.size,
                                          opt.verify ? fmt::format(" x -c {} (--verify)", opt.connections) : "",
                                          total / (1 << 20)));
-  opt.timed = opt.stats || opt.out.mode() != fabric::output_mode::human;
 }
-
-namespace {
-}  // namespace
 
 nlohmann::json options_json(const options& o) {
   auto optional_int = [](const auto& v) { return v ? nlohmann::json(static_cast<int>(*v)) : nlohmann::json(nullptr); };
@@ -82,7 +73,7 @@ nlohmann::json options_json(const options& o) {
           {"port", o.port},
           {"ack_timeout", optional_int(o.ack_timeout)},
           {"migrate", o.migrate},
-          {"timeout", o.timeout_ms},
+          {"timeout", o.timeout.ms()},
           {"verify", o.verify},
           {"stats", o.stats}};
 }
@@ -94,7 +85,7 @@ fabric::addr_query address_query(const options& o, const std::string& node, int 
   q.flags = extra_flags;
   q.port_space = o.port_space == "ib" || o.port_space == "IB" ? RDMA_PS_IB : RDMA_PS_TCP;
   q.qp_type = 0;
-  q.lookup_timeout = std::chrono::milliseconds(o.timeout_ms);
+  q.lookup_timeout = o.timeout.each();
   std::string f = o.format;
   std::transform(f.begin(), f.end(), f.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (f == "ip" || f == "ipv6") q.flags |= RAI_NUMERICHOST;

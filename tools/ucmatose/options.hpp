@@ -5,9 +5,11 @@
 
 #include "fabric/verbs/addr.hpp"
 #include "fabric/cli/cli.hpp"
+#include "fabric/base/wait_limit.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,23 +29,22 @@ struct options {
   int connections = 1;                 ///< -c
   int count = 10;                      ///< -C: messages each way per connection
   int size = 100;                      ///< -S: message size
-  std::optional<std::string> tos_arg;  ///< -t as given; validate() reads it into `tos`
   std::uint16_t port = default_port;   ///< -p
   std::optional<int> ack_timeout;      ///< -a
   bool migrate = false;                ///< -m
-  int timeout_ms = 10000;              ///< --timeout: longest a phase may go without progress
+  fabric::wait_limit timeout{std::chrono::milliseconds(10000)};  ///< --timeout
   bool verify = false;                 ///< --verify
   bool stats = false;                  ///< --stats
   fabric::cli::output_options out;
 
-  // Set by validate() from the above, once, before the run.
+  // Read once, as -t is parsed.
   std::optional<std::uint8_t> tos;     ///< -t's value, read as rdma-core reads it
-  /// Whether each connection's steps are timed: only when they are
-  /// reported (--stats, JSON), because a clock read can be a system call.
-  bool timed = false;
-  std::vector<std::string> warnings;   ///< said on stderr as the run starts
+  std::vector<std::string> warnings;   ///< what reading it found, said on stderr as the run starts
 
   [[nodiscard]] bool client() const noexcept { return !server.empty(); }
+  /// Whether each connection's steps are timed: only when they are
+  /// reported (--stats, JSON), because a clock read can be a system call.
+  [[nodiscard]] bool timed() const noexcept { return stats || out.mode() != fabric::output_mode::human; }
   /// Messages each way per connection; -S 0 means none, as in the original.
   [[nodiscard]] int messages() const noexcept { return size == 0 ? 0 : count; }
 };
@@ -51,9 +52,9 @@ struct options {
 /// Declares every option on `app`.
 void add_options(CLI::App& app, options& opt);
 
-/// Checks the options as a whole and derives tos, timed and warnings;
-/// throws a usage error.
-void validate(options& opt);
+/// Checks the options as a whole (the buffers they ask for); throws a
+/// usage error.
+void validate(const options& opt);
 
 /// The options object of the JSON document.
 nlohmann::json options_json(const options& o);

@@ -1,6 +1,7 @@
 // The report's totals and renderings; no I/O here.
 #include "report.hpp"
 
+#include "fabric/cli/fields.hpp"
 #include "fabric/cli/json_values.hpp"
 
 #include <fmt/format.h>
@@ -71,8 +72,9 @@ std::uint64_t report::verify_errors() const {
   return sum_of(connections, [](const auto& c) { return c.verify_errors; });
 }
 std::uint64_t report::unverified() const { return sum_of(connections, [](const auto& c) { return c.unverified; }); }
-double report::connections_per_second() const {
-  return setup_us && *setup_us > 0 ? static_cast<double>(established()) * 1e6 / *setup_us : 0.0;
+std::optional<double> report::connections_per_second() const {
+  if (!setup_us || *setup_us <= 0) return std::nullopt;
+  return static_cast<double>(established()) * 1e6 / *setup_us;
 }
 
 nlohmann::json result_json(const report& r, std::size_t i) {
@@ -90,34 +92,67 @@ nlohmann::json result_json(const report& r, std::size_t i) {
                    {"lost", r.lost(c)},
                    {"verify_errors", c.verify_errors},
                    {"unverified", c.unverified}};
+  // A step not done, or not timed, is null.
   for (std::size_t s = 0; s < step_count; ++s)
-    if (c.step_us[s]) j[fmt::format("{}_us", step_key(static_cast<step>(s)))] = *c.step_us[s];
+    j[fmt::format("{}_us", step_key(static_cast<step>(s)))] = fabric::value_or_null(c.step_us[s]);
   return j;
 }
+
+namespace {
+
+/// The summary, each value with its words: the document's and the
+/// --stats lines below the step table.
+fabric::cli::fields summary_fields(const report& r) {
+  using fabric::cli::field;
+  static constexpr field connections{"connections", "{} connections"};
+  static constexpr field established{"established", "{} established"};
+  static constexpr field setup{"setup_us", "setup {:.2f} ms", ", ", 1e-3};
+  static constexpr field rate{"connections_per_second", "{:.1f} connections/s"};
+  static constexpr field expected{"expected", "{} expected"};
+  static constexpr field sent{"sent", "{} sent"};
+  static constexpr field received{"received", "{} received"};
+  static constexpr field lost{"lost", "{} lost"};
+  static constexpr field verify_errors{"verify_errors", "{} verify errors"};
+  static constexpr field unverified{"unverified", "{} unverified"};
+  fabric::cli::fields f;
+  f.line("connections: ")
+      .put(connections, r.connections.size(), false)
+      .put(established, r.established())
+      .say(fmt::format("{} failed", r.connections.size() - r.established()))
+      .put(setup, r.setup_us)
+      .put(rate, r.connections_per_second());
+  f.line("messages: ")
+      .put(sent, r.sent())
+      .put(received, r.received())
+      .put(lost, r.lost())
+      .put(expected, r.expected(), false)
+      .put(verify_errors, r.verify_errors(), false)
+      .put(unverified, r.unverified(), false);
+  return f;
+}
+
+/// The step table's rows as the summary's steps: each named by its key.
+nlohmann::json steps_json(const report& r) {
+  nlohmann::json steps = nlohmann::json::object();
+  for (std::size_t s = 0; s < step_count; ++s)
+    steps[std::string(step_key(static_cast<step>(s)))] = summarize_step(r.connections, static_cast<step>(s));
+  return steps;
+}
+
+}  // namespace
 
 void to_json(nlohmann::json& j, const options& o, const report& r) {
   j["role"] = r.role;
   j["options"] = options_json(o);
   auto& results = j["results"] = nlohmann::json::array();
   for (std::size_t i = 0; i < r.connections.size(); ++i) results.push_back(result_json(r, i));
-  nlohmann::json steps = nlohmann::json::object();
-  for (std::size_t s = 0; s < step_count; ++s)
-    steps[std::string(step_key(static_cast<step>(s)))] = summarize_step(r.connections, static_cast<step>(s));
-  j["summary"] = {{"connections", r.connections.size()},
-                  {"established", r.established()},
-                  {"sent", r.sent()},
-                  {"received", r.received()},
-                  {"expected", r.expected()},
-                  {"lost", r.lost()},
-                  {"verify_errors", r.verify_errors()},
-                  {"unverified", r.unverified()},
-                  {"setup_us", fabric::value_or_null(r.setup_us)},
-                  {"connections_per_second", r.connections_per_second()},
-                  {"steps", std::move(steps)}};
+  j["summary"] = summary_fields(r).json();
+  j["summary"]["steps"] = steps_json(r);
 }
 
 std::vector<std::string> format_stats(const report& r) {
   std::vector<std::string> lines;
+  // The step table: each row named by its key in the document's steps.
   lines.push_back(fmt::format("{:<14}{:>7}{:>12}{:>12}{:>12}", "step", "conns", "min us", "mean us", "max us"));
   for (std::size_t i = 0; i < step_count; ++i) {
     auto s = summarize_step(r.connections, static_cast<step>(i));
@@ -125,10 +160,7 @@ std::vector<std::string> format_stats(const report& r) {
     lines.push_back(fmt::format("{:<14}{:>7}{:>12.2f}{:>12.2f}{:>12.2f}", step_key(static_cast<step>(i)), s.count,
                                 s.min, s.mean, s.max));
   }
-  lines.push_back(fmt::format("connections: {} established, {} failed, setup {:.2f} ms, {:.1f} connections/s",
-                              r.established(), r.connections.size() - r.established(), r.setup_us.value_or(0) / 1000,
-                              r.connections_per_second()));
-  lines.push_back(fmt::format("messages: {} sent, {} received, {} lost", r.sent(), r.received(), r.lost()));
+  for (auto& line : summary_fields(r).lines()) lines.push_back(std::move(line));
   return lines;
 }
 

@@ -32,7 +32,7 @@ struct connection_result {
   std::string peer;                    ///< "10.0.0.1:7471"
   bool established = false;
   std::uint64_t sent = 0, received = 0, verify_errors = 0, unverified = 0;
-  std::array<std::optional<double>, step_count> step_us{};  ///< absent: step not done, or not timed
+  std::array<std::optional<double>, step_count> step_us{};  ///< empty: step not done, or not timed
   std::string error;                   ///< empty unless something went wrong on it
 };
 
@@ -43,7 +43,7 @@ struct report {
   std::size_t wanted = 0;              ///< -c: the connections the run needs
   std::vector<connection_result> connections;
   /// The client's first address resolution (the server's first connection
-  /// request) to the last connection established; absent when untimed or
+  /// request) to the last connection established; empty when untimed or
   /// none was established.
   std::optional<double> setup_us;
 
@@ -56,7 +56,8 @@ struct report {
   [[nodiscard]] std::uint64_t lost() const;
   [[nodiscard]] std::uint64_t verify_errors() const;
   [[nodiscard]] std::uint64_t unverified() const;
-  [[nodiscard]] double connections_per_second() const;
+  /// Connections established per second of the setup window; empty without one.
+  [[nodiscard]] std::optional<double> connections_per_second() const;
 };
 
 /// One step's times over every connection that did it (and was timed).

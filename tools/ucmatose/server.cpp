@@ -57,7 +57,7 @@ void server::connect_phase() {
   // Clients that come later are refused: the ones that came are served.
   accepting_ = false;
   if (table_.size() < wanted) {
-    shortage_ = fmt::format("timed out after {} ms with {} of {} clients connected", o_.timeout_ms, table_.size(),
+    shortage_ = fmt::format("timed out after {} ms with {} of {} clients connected", o_.timeout.ms(), table_.size(),
                             wanted);
     table_.fail_run(shortage_, exit_code::timeout);
   }

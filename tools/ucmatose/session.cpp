@@ -21,7 +21,7 @@ session::session(const options& o, report& r, fabric::console& con)
       con_(con),
       count_(static_cast<std::uint32_t>(o.messages())),
       devices_(o),
-      table_(r, con, o.timed),
+      table_(r, con, o.timed()),
       exchange_(o, table_) {}
 
 fabric::verdict session::verdict() const {
@@ -106,7 +106,7 @@ void session::on_disconnected(std::size_t i) {
 }
 
 bool session::drive(const std::function<bool()>& done) {
-  progress_timer timer(std::chrono::milliseconds(o_.timeout_ms));
+  progress_timer timer(o_.timeout.each());
   std::vector<int> fds;
   auto on_completion = [this](const ibv_wc& wc) { exchange_.on_completion(wc); };
   for (;;) {
@@ -133,7 +133,7 @@ bool session::connect_phase(const std::function<bool()>& done) {
     std::string_view waiting = st == conn_state::resolving_addr    ? "ADDR_RESOLVED"
                                : st == conn_state::resolving_route ? "ROUTE_RESOLVED"
                                                                    : "ESTABLISHED";
-    table_.fail(i, fmt::format("timed out after {} ms waiting for {}", o_.timeout_ms, waiting), exit_code::timeout);
+    table_.fail(i, fmt::format("timed out after {} ms waiting for {}", o_.timeout.ms(), waiting), exit_code::timeout);
   }
   return false;
 }
@@ -160,7 +160,7 @@ void session::complete_phase(std::uint64_t connection::*done_count, std::string_
   for (std::size_t i = 0; i < table_.size(); ++i)
     if (!finished(i))
       table_.fail(i,
-                  fmt::format("timed out after {} ms with {} of {} messages {}", o_.timeout_ms, table_[i].*done_count,
+                  fmt::format("timed out after {} ms with {} of {} messages {}", o_.timeout.ms(), table_[i].*done_count,
                               count_, what),
                   exit_code::timeout);
 }
@@ -201,14 +201,14 @@ void session::disconnect_phase(bool initiate) {
     // The server never disconnected: do it ourselves, and say so.
     for (std::size_t i = 0; i < table_.size(); ++i)
       if (table_[i].st == conn_state::established && !table_[i].disconnected)
-        table_.fail(i, fmt::format("timed out after {} ms waiting for the server to disconnect", o_.timeout_ms),
+        table_.fail(i, fmt::format("timed out after {} ms waiting for the server to disconnect", o_.timeout.ms()),
                     exit_code::timeout);
     start_disconnects();
     if (drive(all_done)) return;
   }
   for (std::size_t i = 0; i < table_.size(); ++i)
     if (table_[i].st == conn_state::established && !table_[i].disconnected)
-      table_.fail(i, fmt::format("timed out after {} ms waiting for DISCONNECTED", o_.timeout_ms), exit_code::timeout);
+      table_.fail(i, fmt::format("timed out after {} ms waiting for DISCONNECTED", o_.timeout.ms()), exit_code::timeout);
 }
 
 void session::destroy() {

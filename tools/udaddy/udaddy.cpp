@@ -1,9 +1,11 @@
 #include "udaddy.hpp"
 
+#include "fabric/cli/json_values.hpp"
 #include "fabric/verbs/addr.hpp"
 #include "fabric/cm/cm.hpp"
 #include "fabric/base/wait.hpp"
 #include "fabric/cm/ud.hpp"
+#include "fabric/flows/ud_run.hpp"
 #include "fabric/flows/ud_traffic.hpp"
 
 #include <fmt/format.h>
@@ -20,25 +22,32 @@ namespace udaddy {
 namespace {
 
 using namespace fabric;
-using std::chrono::milliseconds;
 
-// rdma-core's udaddy gives address and route resolution 2 s each.
-constexpr milliseconds resolve_timeout{2000};
-
-struct connection {
-  std::size_t index = 0;
-  cm_id id;
-  std::unique_ptr<ud_endpoint> ep;
-  std::unique_ptr<ud_traffic> traffic;
+/// One connection: a member of the run, its outcome in the report.
+struct connection final : ud_member {
+  std::vector<connection_result>* results = nullptr;
   ud_destination peer;  // its AH must go before the endpoint's PD
   std::optional<ibv_gid> peer_gid;           // the source its datagrams carry
   std::optional<std::uint32_t> sender_qpn;   // the QP they come from, once known
   clock::time_point started;
+
+  [[nodiscard]] connection_result& result() const { return (*results)[index]; }
+  [[nodiscard]] bool ready() const override { return result().state == "connected"; }
+  [[nodiscard]] bool failed() const override { return result().state == "failed"; }
+  bool fail(const error& e) override { return result().fail(e); }
+  void count() override {
+    auto& r = result();
+    r.sent = traffic->sent();
+    r.received = traffic->received();
+    r.verify_errors = traffic->verify_errors();
+    r.strangers = traffic->strangers();
+    r.oversize = traffic->oversize();
+  }
 };
 
 class test_run {
 public:
-  test_run(const options& opt, report& rep, console& con) : opt_(opt), rep_(rep), con_(con) {}
+  test_run(const options& opt, report& rep, console& con) : opt_(opt), rep_(rep), con_(con), run_(opt.timeout) {}
 
   void execute() {
     describe();
@@ -57,16 +66,14 @@ private:
 
   [[nodiscard]] bool client() const { return !opt_.server.empty(); }
   [[nodiscard]] std::uint64_t count() const { return opt_.size == 0 ? 0 : static_cast<std::uint64_t>(opt_.count); }
-  connection_result& result(const connection& c) { return rep_.results[c.index]; }
 
   // The options, checked by validate(), in the form the run uses.
   void describe() {
     format_ = parse_format(opt_.format).value();
     ps_ = fabric::parse_port_space(opt_.port_space, opt_.port_space_number).value();
-    if (!opt_.tos.empty()) {
-      auto tos = fabric::cli::read_tos(opt_.tos);
-      tos_ = tos.value;
-      if (!tos.warning.empty()) con_.warning(tos.warning);
+    if (opt_.tos_read) {
+      tos_ = opt_.tos_read->value;
+      if (!opt_.tos_read->warning.empty()) con_.warning(opt_.tos_read->warning);
     }
     rep_.role = client() ? "client" : "server";
     rep_.size = static_cast<std::uint32_t>(opt_.size);
@@ -81,15 +88,15 @@ private:
     q.family = format_.family;
     q.port_space = ps_;
     q.qp_type = IBV_QPT_UD;
+    q.lookup_timeout = opt_.timeout.each();
     return q;
   }
 
   connection& add_connection() {
-    auto& c = conns_.emplace_back(std::make_unique<connection>());
-    c->index = rep_.results.size();
-    auto& r = rep_.results.emplace_back();
-    r.index = c->index;
-    return *c;
+    auto& c = run_.add();
+    c.results = &rep_.results;
+    rep_.results.emplace_back().index = c.index;
+    return c;
   }
 
   void make_endpoint(connection& c, const port_info& port) {
@@ -109,7 +116,7 @@ private:
       c.peer.qpn = (wc.wc_flags & IBV_WC_WITH_IMM) != 0 ? be32toh(wc.imm_data) : wc.src_qp;
       c.peer.qkey = c.ep->qkey();
       c.sender_qpn = wc.src_qp;
-      result(c).remote_qpn = c.peer.qpn;
+      c.result().remote_qpn = c.peer.qpn;
     };
     c.peer_gid = expected_source(c, port);
     auto from_peer = [&c](const ibv_wc& wc, const ibv_grh& grh) {
@@ -118,7 +125,7 @@ private:
     c.traffic = std::make_unique<ud_traffic>(*c.ep, count(), opt_.verify, fmt::format("connection {}", c.index),
                                              client() ? ud_traffic::receive_fn{} : learn_peer, from_peer);
     c.traffic->post_receives();
-    result(c).qpn = c.ep->qpn();
+    c.result().qpn = c.ep->qpn();
   }
 
   /// The source GID the peer's datagrams carry: on RoCE the GID of its IP
@@ -132,10 +139,6 @@ private:
     return gid;
   }
 
-  void fail(connection& c, const error& e) {
-    if (result(c).fail(e) && !first_error_) first_error_ = e;
-  }
-
   // --- client ------------------------------------------------------------
 
   void connect_all() {
@@ -146,19 +149,15 @@ private:
       auto& c = add_connection();
       c.id = channel_->create_id(ps_, &c);
       c.started = clock::now();
-      check_rc(rdma_resolve_addr(c.id.get(), rai_.src_addr(), rai_.dst_addr(), static_cast<int>(resolve_timeout.count())),
+      check_rc(rdma_resolve_addr(c.id.get(), rai_.src_addr(), rai_.dst_addr(), opt_.timeout.ms()),
                fmt::format("rdma_resolve_addr {}", printable(opt_.server)));
     }
-    bool settled = settle_each<connection>(
-        *channel_, conns_.size(), milliseconds(opt_.timeout_ms),
-        [this](connection& c, const cm_event& ev) { return client_event(c, ev); },
-        [this](connection& c, const error& e) { fail(c, e); });
-    if (!settled)
-      for (auto& c : conns_)
-        if (result(*c).state == "pending")
-          fail(*c, error(exit_code::timeout, fmt::format("connection {}: no answer from {} within {} ms", c->index,
-                                                          printable(opt_.server), opt_.timeout_ms)));
-    if (first_error_) throw *first_error_;
+    run_.settle(
+        *channel_, [this](connection& c, const cm_event& ev) { return client_event(c, ev); },
+        [this](const connection& c) {
+          return fmt::format("connection {}: no answer from {} within {} ms", c.index, printable(opt_.server),
+                             opt_.timeout.ms());
+        });
   }
 
   // Returns true when the connection reached its end (connected or failed).
@@ -170,7 +169,7 @@ private:
           if (rdma_set_option(c.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) != 0)
             con_.warning(fmt::format("cannot set the type of service: {}", std::strerror(errno)));
         }
-        check_rc(rdma_resolve_route(c.id.get(), static_cast<int>(resolve_timeout.count())),
+        check_rc(rdma_resolve_route(c.id.get(), opt_.timeout.ms()),
                  fmt::format("rdma_resolve_route {}", printable(opt_.server)));
         return false;
       case RDMA_CM_EVENT_ROUTE_RESOLVED: {
@@ -187,7 +186,7 @@ private:
         c.peer.qpn = ud.qp_num;
         c.sender_qpn = ud.qp_num;
         c.peer.qkey = ud.qkey;
-        auto& r = result(c);
+        auto& r = c.result();
         r.state = "connected";
         r.expected = count();
         r.remote_qpn = ud.qp_num;
@@ -204,10 +203,10 @@ private:
         say(fmt::format("udaddy: event: {}, error: {}", ev.name(), ev.status()));
         // SIDR status 1: nothing listens on that service id.
         if (ev.type() == RDMA_CM_EVENT_UNREACHABLE && ev.status() == 1)
-          fail(c, error(exit_code::connect_failed, fmt::format("connection {}: no udaddy server listens on {} port {}",
+          run_.fail(c, error(exit_code::connect_failed, fmt::format("connection {}: no udaddy server listens on {} port {}",
                                                                c.index, printable(opt_.server), opt_.port)));
         else
-          fail(c, event_error(ev, fmt::format("connection {} to {}", c.index, printable(opt_.server))));
+          run_.fail(c, event_error(ev, fmt::format("connection {} to {}", c.index, printable(opt_.server))));
         return true;
       default:
         return false;
@@ -217,8 +216,8 @@ private:
   void client_transfers() {
     say("initiating data transfers");
     auto t0 = clock::now();
-    idle_deadline until(milliseconds(opt_.timeout_ms));
-    for (auto& c : conns_) send(*c, until);
+    auto until = opt_.timeout.idle();
+    for (const auto& c : run_.members()) run_.send(*c, c->peer, count(), until);
     say("receiving data transfers");
     receive_all(until);
     rep_.elapsed_us = us_since(t0);
@@ -244,10 +243,10 @@ private:
     // A server waits for its first client as long as it takes (until
     // interrupted); once one came, the others get --timeout each.
     auto until = deadline::never();
-    while (conns_.size() < static_cast<std::size_t>(opt_.connections)) {
+    while (run_.size() < static_cast<std::size_t>(opt_.connections)) {
       auto ev = channel_->next(until);
       if (!ev) break;
-      until = deadline::after(milliseconds(opt_.timeout_ms));
+      until = opt_.timeout.next();
       if (ev->type() != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
       accept_one(*ev);
     }
@@ -268,10 +267,10 @@ private:
       rdma_reject(c.id.get(), nullptr, 0);
       // The id can only be destroyed once its event is acknowledged.
       ev.reset();
-      fail(c, e);
+      run_.fail(c, e);
       throw;
     }
-    auto& r = result(c);
+    auto& r = c.result();
     r.state = "connected";
     r.expected = count();
     r.qkey = c.ep->qkey();
@@ -282,15 +281,13 @@ private:
   void server_transfers() {
     say("receiving data transfers");
     auto t0 = clock::now();
-    idle_deadline until(milliseconds(opt_.timeout_ms));
+    auto until = opt_.timeout.idle();
     receive_all(until);
     say("sending replies");
     until.touch();
-    for (auto& c : conns_)
-      if (c->peer.ah) send(*c, until);
-    for (auto& c : conns_)
-      if (c->traffic && !c->traffic->finish_sends(until))
-        throw error(exit_code::timeout, fmt::format("connection {}: sends did not complete", c->index));
+    for (const auto& c : run_.members())
+      if (c->peer.ah) run_.send(*c, c->peer, count(), until);
+    run_.finish_sends(until);
     rep_.elapsed_us = us_since(t0);
     if (judge(rep_, opt_.connections).ok()) say("data transfers complete");
   }
@@ -298,37 +295,21 @@ private:
   // --- both ----------------------------------------------------------------
 
   void connected(const connection_result& r) {
-    nlohmann::json e{{"index", r.index}, {"qkey", r.qkey.value_or(0)}, {"connect_us", r.setup_us.value_or(0)}};
-    if (r.remote_qpn) e["remote_qpn"] = *r.remote_qpn;
-    con_.event("connected", e);
+    // A server learns its client's QP only from its first datagram: null until then.
+    con_.event("connected", {{"index", r.index},
+                             {"remote_qpn", value_or_null(r.remote_qpn)},
+                             {"qkey", value_or_null(r.qkey)},
+                             {"connect_us", value_or_null(r.setup_us)}});
   }
 
-  void send(connection& c, idle_deadline& until) {
-    bool done = c.traffic->send(c.peer, count(), until);
-    result(c).sent = c.traffic->sent();
-    if (!done) throw error(exit_code::timeout, fmt::format("connection {}: send queue stalled", c.index));
-  }
-
-  // A connection that stalls past the timeout ends the wait for all: the
-  // others' datagrams are already in their CQs and are only drained.
+  // The datagrams of every connection, then what came that was not ours.
   void receive_all(idle_deadline& until) {
-    bool waiting = true;
-    for (auto& c : conns_) {
-      if (!c->traffic || result(*c).state != "connected") continue;
-      if (waiting)
-        waiting = c->traffic->receive_all(until);
-      else
-        c->traffic->drain();
-      auto& r = result(*c);
-      r.received = c->traffic->received();
-      r.verify_errors = c->traffic->verify_errors();
-      r.strangers = c->traffic->strangers();
-      r.oversize = c->traffic->oversize();
+    run_.receive(until);
+    for (const auto& c : run_.members()) {
+      const auto& r = c->result();
       if (r.strangers > 0)
         con_.warning(fmt::format("connection {}: ignored {} datagrams from other senders", c->index, r.strangers));
-      if (r.oversize > 0)
-        con_.warning(fmt::format("connection {}: dropped {} datagrams larger than {} bytes (-S)", c->index, r.oversize,
-                                 opt_.size));
+      if (auto w = oversize_warning(fmt::format("connection {}", c->index), r, rep_.size); !w.empty()) con_.warning(w);
     }
   }
 
@@ -338,13 +319,12 @@ private:
   address_format format_;
   rdma_port_space ps_ = RDMA_PS_UDP;
   std::optional<std::uint8_t> tos_;
-  std::optional<error> first_error_;
   // Teardown bottom-up: connections (AH, QP, ...), their ids, the listener,
   // the addresses, and the event channel last.
   std::optional<cm_channel> channel_;
   resolved_pair rai_;
   cm_id listen_;
-  std::vector<std::unique_ptr<connection>> conns_;
+  ud_run<connection> run_;
 };
 
 }  // namespace

@@ -4,9 +4,11 @@
 
 #include "fabric/cli/cli.hpp"
 #include "fabric/cli/ud_report.hpp"
+#include "fabric/base/wait_limit.hpp"
 
 #include <rdma/rdma_cma.h>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,12 +24,13 @@ struct options {
   int connections = 1;             // -c
   int count = 10;                  // -C
   int size = 100;                  // -S
-  std::string tos;                 // -t, read as the original reads it (read_tos)
+  std::string tos;                 // -t as given
+  std::optional<fabric::cli::tos_reading> tos_read;  // -t as read, once, when parsed
   std::string port_space_number;   // -p, a number (0x111 udp, 0x2 ipoib)
   std::string port_space;          // -P udp|ipoib
   std::string format = "name";     // -f name|ip|ipv6|gid
   int port = 7174;                 // --port
-  int timeout_ms = 10'000;         // --timeout: longest wait without progress
+  fabric::wait_limit timeout{std::chrono::milliseconds(10'000)};  // --timeout
   bool verify = false;             // --verify
   bool stats = false;              // --stats
 };
@@ -46,7 +49,7 @@ std::optional<address_format> parse_format(const std::string& name);
 /// that were not given are null, numbers are typed.
 nlohmann::json options_json(const options& opt);
 
-/// Checks the options as a whole (formats, port space, type of service);
+/// Checks the options as a whole (formats, port space, buffers);
 /// throws a usage error.
 void validate(const options& opt);
 

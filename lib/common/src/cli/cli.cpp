@@ -30,6 +30,14 @@ void add_output_options(CLI::App& app, output_options& out) {
       ->type_name("document|lines");
 }
 
+CLI::Option* add_timeout_option(CLI::App& app, wait_limit& limit) {
+  return app
+      .add_option_function<int>(
+          "--timeout", [&limit](int ms) { limit = wait_limit(std::chrono::milliseconds(ms)); }, std::string(timeout_help))
+      ->check(CLI::Range(1, 86'400'000))
+      ->default_str(std::to_string(limit.ms()));
+}
+
 CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view what) {
   return app.add_option("--timeout", timeout_ms, std::string(what))
       ->check(CLI::Range(1, 86'400'000))
@@ -55,6 +63,16 @@ tos_reading read_tos(std::string_view text) {
     r.warning = fmt::format("-t '{}' is not all a number: type of service {}, as rdma-core reads it", printable(text),
                             v);
   return r;
+}
+
+CLI::Option* add_tos_option(CLI::App& app, std::string_view help,
+                            std::function<void(const std::string& text, tos_reading read)> take) {
+  // Taken as text: rdma-core reads -t with strtoul, so "-t tcp" is 0 there.
+  return app
+      .add_option_function<std::string>(
+          "-t,--tos", [take = std::move(take)](const std::string& text) { take(text, read_tos(text)); },
+          std::string(help))
+      ->type_name("TOS");
 }
 
 nlohmann::json make_document(std::string_view tool, const verdict& v) {

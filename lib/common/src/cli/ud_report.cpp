@@ -26,6 +26,11 @@ std::vector<std::string> loss_lines(std::string_view who, const ud_result& r) {
   return lines;
 }
 
+std::string oversize_warning(std::string_view who, const ud_result& r, std::uint32_t size) {
+  if (r.oversize == 0) return {};
+  return fmt::format("{}: dropped {} datagrams larger than {} bytes (-S)", who, r.oversize, size);
+}
+
 verdict loss_verdict(const ud_totals& t) {
   if (t.lost > 0 && t.oversize > 0)
     return {exit_code::protocol,
@@ -70,17 +75,31 @@ nlohmann::json result_json(std::string_view kind, std::string_view ready, std::s
   return j;
 }
 
-nlohmann::json summary_json(std::string_view items_key, std::string_view setup_key, std::size_t items,
-                            const ud_totals& t, std::optional<double> elapsed_us) {
-  nlohmann::json j{{items_key, items},       {"failed", t.failed}, {"sent", t.sent},
-                   {"received", t.received}, {"expected", t.expected}, {"lost", t.lost},
-                   {"verify_errors", t.verify_errors}};
-  j[std::string(setup_key)] = t.setup.summary();
-  j["elapsed_us"] = fabric::value_or_null(elapsed_us);
-  j["messages_per_second"] = nullptr;
-  if (elapsed_us && *elapsed_us > 0)
-    j["messages_per_second"] = static_cast<double>(t.sent + t.received) * 1e6 / *elapsed_us;
-  return j;
+cli::fields summary_fields(const ud_summary_words& words, std::size_t items, const ud_totals& t,
+                           std::optional<double> elapsed_us) {
+  static constexpr cli::field failed{"failed", "{} failed"};
+  static constexpr cli::field sent{"sent", "sent {}"};
+  static constexpr cli::field received{"received", "received {}"};
+  static constexpr cli::field expected{"expected", "of {}", " "};
+  static constexpr cli::field lost{"lost", "lost {}"};
+  static constexpr cli::field verify_errors{"verify_errors", "{} verify errors"};
+  static constexpr cli::field elapsed{"elapsed_us", "data phase {:.3f} ms", ", ", 1e-3};
+  static constexpr cli::field rate{"messages_per_second", "{:.0f} messages/s"};
+  std::optional<double> per_second;
+  if (elapsed_us && *elapsed_us > 0) per_second = static_cast<double>(t.sent + t.received) * 1e6 / *elapsed_us;
+  cli::fields f;
+  f.line(words.head)
+      .put(words.items, items)
+      .put(failed, t.failed, false)
+      .put(sent, t.sent, words.say_sent)
+      .put(received, t.received, words.say_received)
+      .put(expected, t.expected, words.say_received)
+      .put(lost, t.lost, words.say_received)
+      .put(verify_errors, t.verify_errors, false);
+  // Only a data phase that took time has a rate to say.
+  f.line(words.head).put(elapsed, elapsed_us, words.say_rates && per_second).put(rate, per_second, words.say_rates);
+  f.line(words.head).put(words.setup, t.setup, t.setup.count() > 0);
+  return f;
 }
 
 verdict run_ud_test(console& con, const std::function<void()>& body, const ud_test_end& end) {

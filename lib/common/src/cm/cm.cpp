@@ -119,14 +119,12 @@ ibv_context* sole_device() {
   return list && n == 1 ? list.get()[0] : nullptr;
 }
 
-void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst,
-                        std::chrono::milliseconds timeout, const deadline& until) {
-  auto ms = static_cast<int>(timeout.count());
+void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit) {
   std::string target = format_addr(dst);
-  check_rc(rdma_resolve_addr(id, src, dst, ms), fmt::format("rdma_resolve_addr {}", target));
-  ch.expect(RDMA_CM_EVENT_ADDR_RESOLVED, until, fmt::format("rdma_resolve_addr {}", target));
-  check_rc(rdma_resolve_route(id, ms), fmt::format("rdma_resolve_route {}", target));
-  ch.expect(RDMA_CM_EVENT_ROUTE_RESOLVED, until, fmt::format("rdma_resolve_route {}", target));
+  check_rc(rdma_resolve_addr(id, src, dst, limit.ms()), fmt::format("rdma_resolve_addr {}", target));
+  ch.expect(RDMA_CM_EVENT_ADDR_RESOLVED, limit.next(), fmt::format("rdma_resolve_addr {}", target));
+  check_rc(rdma_resolve_route(id, limit.ms()), fmt::format("rdma_resolve_route {}", target));
+  ch.expect(RDMA_CM_EVENT_ROUTE_RESOLVED, limit.next(), fmt::format("rdma_resolve_route {}", target));
 }
 
 }  // namespace fabric

@@ -112,17 +112,17 @@ void rc_endpoint::fail_self_created_qp() noexcept {
   ibv_modify_qp(own_qp_.get(), &attr, IBV_QP_STATE);
 }
 
-rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const deadline& until) {
+rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const wait_limit& limit) {
   addr_query q;
   q.node = target.addr;
   q.service = std::to_string(target.port);
   q.port_space = RDMA_PS_TCP;
-  if (int left = until.poll_timeout(); left >= 0) q.lookup_timeout = std::chrono::milliseconds(std::max(left, 1));
+  q.lookup_timeout = limit.each();
   resolved_pair addrs = resolve_pair(q, target.source);
 
   rc_client c;
   c.id = c.channel.create_id(RDMA_PS_TCP);
-  resolve_addr_route(c.channel, c.id.get(), addrs.src_addr(), addrs.dst_addr(), target.resolve_timeout, until);
+  resolve_addr_route(c.channel, c.id.get(), addrs.src_addr(), addrs.dst_addr(), limit);
   c.endpoint = std::make_unique<rc_endpoint>(c.id.get(), cfg);
   return c;
 }

@@ -62,10 +62,12 @@ group_member::group_member(const group_plan& plan, const deadline& until) : s_(s
   q.node = plan.group;
   q.port_space = RDMA_PS_UDP;
   q.qp_type = IBV_QPT_UD;
+  auto limit = wait_limit::by(until);
+  q.lookup_timeout = limit.each();
   resolved_pair addrs = resolve_pair(q, plan.local);
   s.id = s.channel.create_id(RDMA_PS_UDP);
   std::string what = fmt::format("joining {}", printable(plan.group));
-  check_rc(rdma_resolve_addr(s.id.get(), addrs.src_addr(), addrs.dst_addr(), 2000), fmt::format("rdma_resolve_addr {}", printable(plan.group)));
+  check_rc(rdma_resolve_addr(s.id.get(), addrs.src_addr(), addrs.dst_addr(), limit.ms()), fmt::format("rdma_resolve_addr {}", printable(plan.group)));
   s.channel.expect(RDMA_CM_EVENT_ADDR_RESOLVED, until, what);
 
   auto port = query_port(s.id.get());

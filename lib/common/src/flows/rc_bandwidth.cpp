@@ -310,7 +310,7 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
     std::vector<std::byte> reply;
   };
   auto link = dial_until_listening(bounds.meet, [&] {
-    connected out{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), bounds.meet), nullptr, {}};
+    connected out{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), wait_limit::by(bounds.meet)), nullptr, {}};
     check_write_size(out.c.id.get(), plan.size);
     out.b = std::make_unique<buffers>(out.c.endpoint->pd(), plan.size, true);
     out.b->post_done_recv(out.c.endpoint->qp());

@@ -21,7 +21,7 @@ rc_config setup_config() {
 /// then it is disconnected and torn down before the next one starts.
 double connect_once(const connect_plan& plan, const deadline& until, std::string& peer) {
   auto t0 = clock::now();
-  rc_client c = prepare_rc_client({plan.addr, "", plan.port}, setup_config(), until);
+  rc_client c = prepare_rc_client({plan.addr, "", plan.port}, setup_config(), wait_limit::by(until));
   connect_rc(c, until);
   double setup_us = us_since(t0);
   peer = peer_name(c.id.get());

@@ -107,7 +107,7 @@ ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
     registered_buffer buf;  // destroyed before the connection's PD
   };
   auto link = dial_until_listening(bounds.meet, [&] {
-    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), bounds.meet), {}};
+    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), wait_limit::by(bounds.meet)), {}};
     out.buf = registered_buffer(out.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
     post_recv(*out.c.endpoint, out.buf, plan.size);
     connect_rc(out.c, bounds.meet);

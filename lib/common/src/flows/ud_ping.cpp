@@ -69,12 +69,13 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadlin
   q.service = std::to_string(plan.port);
   q.port_space = RDMA_PS_UDP;
   q.qp_type = IBV_QPT_UD;
-  if (int left = until.poll_timeout(); left >= 0) q.lookup_timeout = std::chrono::milliseconds(std::max(left, 1));
+  auto limit = wait_limit::by(until);
+  q.lookup_timeout = limit.each();
   resolved_pair addrs = resolve_pair(q, "");
 
   auto c = std::make_unique<ud_client>();
   c->id = c->channel.create_id(RDMA_PS_UDP);
-  resolve_addr_route(c->channel, c->id.get(), addrs.src_addr(), addrs.dst_addr(), std::chrono::milliseconds(2000), until);
+  resolve_addr_route(c->channel, c->id.get(), addrs.src_addr(), addrs.dst_addr(), limit);
   auto port = query_port(c->id.get());
   check_ud_size(datagram_bytes(plan), port);
   c->ep = std::make_unique<ud_endpoint>(c->id.get(), ud_config{datagram_bytes(plan), 1, recv_slots, false});

@@ -6,6 +6,7 @@
 
 #include "fabric/cli/console.hpp"
 #include "fabric/base/error.hpp"
+#include "fabric/base/wait_limit.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -27,7 +28,18 @@ struct output_options {
 /// Adds -j/--json (one document) and --json=lines (one object a line).
 void add_output_options(CLI::App& app, output_options& out);
 
-/// Adds a --timeout MS option (bounded waits), with the given default.
+/// The help text of --timeout, the same in every tool: what it bounds
+/// (see wait_limit).
+inline constexpr std::string_view timeout_help =
+    "Longest any one wait may take, in ms: a host name's lookup, an address or a route to resolve, a connection "
+    "to set up, each answer or completion from the peer";
+
+/// Adds --timeout MS: the bound of every wait (wait_limit), its default
+/// what `limit` holds.
+CLI::Option* add_timeout_option(CLI::App& app, wait_limit& limit);
+
+/// Adds a --timeout MS option of another meaning, said by `what`
+/// (fabric-sweep's bound on a whole check), with the given default.
 CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view what);
 
 /// A usage error: the exit code is usage, the message says what is wrong.
@@ -41,6 +53,12 @@ struct tos_reading {
   std::string warning;  ///< empty when the text was a number
 };
 tos_reading read_tos(std::string_view text);
+
+/// Adds -t,--tos, read once, as it is parsed, as rdma-core's tools read it
+/// (read_tos: a value beyond 0-255 is a usage error there and then);
+/// `take` gets the text as given and what it reads as.
+CLI::Option* add_tos_option(CLI::App& app, std::string_view help,
+                            std::function<void(const std::string& text, tos_reading read)> take);
 
 /// What a tool gives the skeleton.
 struct tool {

@@ -4,6 +4,7 @@
 /// the end of a test as the originals print it.
 
 #include "fabric/cli/console.hpp"
+#include "fabric/cli/fields.hpp"
 #include "fabric/base/error.hpp"
 #include "fabric/base/stats.hpp"
 
@@ -80,6 +81,11 @@ std::vector<std::string> loss_lines(std::string_view who, std::string_view ready
   return lines;
 }
 
+/// The warning for a QP that dropped datagrams longer than the `size`
+/// bytes agreed (-S), named `who` ("connection 2: dropped ..."); empty
+/// when it dropped none.
+std::string oversize_warning(std::string_view who, const ud_result& r, std::uint32_t size);
+
 /// The verdict on the counts: ok, or test_failed naming the loss or the
 /// verification failures; a loss while longer datagrams than agreed came
 /// (a peer that sends more than -S) is a protocol error saying so.
@@ -92,12 +98,23 @@ verdict loss_verdict(const ud_totals& t);
 nlohmann::json result_json(std::string_view kind, std::string_view ready, std::string_view setup_key,
                            const ud_result& r);
 
-/// The summary's common members: the number of items under `items_key`,
-/// failed, the counts, and the setup statistics under `setup_key`
-/// ("connect", "join"); elapsed_us and messages_per_second when the data
-/// phase ran.
-nlohmann::json summary_json(std::string_view items_key, std::string_view setup_key, std::size_t items,
-                            const ud_totals& t, std::optional<double> elapsed_us);
+/// How a UD tool's summary names its items and says itself on the
+/// --stats lines.
+struct ud_summary_words {
+  std::string_view head;                ///< each line's lead: "udaddy: "
+  cli::field items;                     ///< the number of items: {"connections", "{} of 4 connections"}
+  cli::field setup;                     ///< their setup statistics: {"connect", "connect {}"}
+  bool say_sent = true;                 ///< the first line says what was sent
+  bool say_received = true;             ///< ... and what was received of what was expected, and lost
+  bool say_rates = true;                ///< a second line says the data phase and the message rate
+};
+
+/// The summary's common members, each declared once with its words: the
+/// number of items, failed, the counts, the setup statistics; elapsed_us
+/// and messages_per_second, null unless the data phase ran. The lines
+/// are the --stats lines: the counts, the rates, the setup statistics.
+cli::fields summary_fields(const ud_summary_words& words, std::size_t items, const ud_totals& t,
+                           std::optional<double> elapsed_us);
 
 /// How a UD test ends, as the originals print it.
 struct ud_test_end {

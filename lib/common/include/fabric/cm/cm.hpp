@@ -4,6 +4,7 @@
 #include "fabric/base/error.hpp"
 #include "fabric/base/handles.hpp"
 #include "fabric/base/wait.hpp"
+#include "fabric/base/wait_limit.hpp"
 
 #include <chrono>
 #include <functional>
@@ -104,9 +105,9 @@ bool settle_each(cm_channel& ch, std::size_t n, std::chrono::milliseconds quiet,
 /// device (librdmacm's context for it); nullptr when it has several.
 ibv_context* sole_device();
 
-/// Resolves address then route of a client id, waiting for both events.
-/// `timeout` is handed to rdma_resolve_addr/route; `until` bounds the wait.
-void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst,
-                        std::chrono::milliseconds timeout, const deadline& until);
+/// Resolves address then route of a client id, waiting for both events,
+/// each a wait of `limit` (which rdma_resolve_addr and rdma_resolve_route
+/// are given as their own timeout).
+void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit);
 
 }  // namespace fabric

@@ -6,6 +6,7 @@
 #include "fabric/base/meet.hpp"
 #include "fabric/cm/cm.hpp"
 #include "fabric/base/handles.hpp"
+#include "fabric/base/wait_limit.hpp"
 #include "fabric/verbs/verbs.hpp"
 
 #include <chrono>
@@ -82,7 +83,6 @@ struct rc_target {
   std::string addr;                ///< host, IPv4 or IPv6
   std::string source;              ///< local address to bind (may be empty)
   std::uint16_t port = 0;
-  std::chrono::milliseconds resolve_timeout{2000};
 };
 
 /// A connected (or connecting) client: channel, id and endpoint, torn down
@@ -93,9 +93,10 @@ struct rc_client {
   std::unique_ptr<rc_endpoint> endpoint;  // destroyed before the id
 };
 
-/// Resolves the target (address, then route) and creates the endpoint;
-/// the caller then registers buffers, posts receives, and calls connect_rc.
-rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const deadline& until);
+/// Resolves the target (a host name's lookup, the address, then the route,
+/// each a wait of `limit`) and creates the endpoint; the caller then
+/// registers buffers, posts receives, and calls connect_rc.
+rc_client prepare_rc_client(const rc_target& target, const rc_config& cfg, const wait_limit& limit);
 
 /// Connects a prepared client and waits for ESTABLISHED, offering
 /// `private_data` (at most 56 bytes) with the request; returns what the

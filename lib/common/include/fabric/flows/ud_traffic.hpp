@@ -46,6 +46,8 @@ public:
   /// Handles the completions that are already there, without waiting.
   void drain();
 
+  /// What names the endpoint in errors ("connection 2").
+  [[nodiscard]] const std::string& what() const noexcept { return what_; }
   [[nodiscard]] std::uint64_t sent() const noexcept { return sent_; }
   [[nodiscard]] std::uint64_t received() const noexcept { return received_; }
   [[nodiscard]] std::uint64_t expected() const noexcept { return expected_; }

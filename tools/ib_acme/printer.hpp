@@ -1,6 +1,6 @@
 #pragma once
-/// The parts of a run that talk to ACM services, and the printer they
-/// share with the file generator.
+/// How a run of ib_acme speaks: the original's lines through the console
+/// (nothing in the JSON modes), and the result events of --json=lines.
 
 #include "ib_acme.hpp"
 
@@ -11,8 +11,7 @@
 
 namespace ib_acme {
 
-/// Human output: the original's lines, through the console (nothing in the
-/// JSON modes); and the result events of --json=lines.
+/// Human output and result events; shared by every part of a run.
 class printer {
 public:
   explicit printer(fabric::console& con) : con_(con) {}
@@ -35,21 +34,13 @@ private:
 };
 
 /// A hard failure (no answer, a malformed one) ends the session with a
-/// service; remembered to become the exit code after the human output.
+/// service, or the writing of a file; remembered to become the exit code
+/// after the human output.
 struct hard_failure {
   fabric::exit_code code = fabric::exit_code::ok;
   std::string message;
+  /// Keeps the first failure.
   void note(const fabric::error& e);
 };
-
-/// How the services' part of a run went.
-struct session_outcome {
-  hard_failure hard;
-  bool query_failed = false;  ///< a -P or -e query that was asked for failed
-};
-
-/// Contacts each service of -S in turn and does what the options ask of
-/// it (-d, -P, -e); fills `r` and sets r.return_status as the original.
-session_outcome query_services(const options& opt, report& r, const printer& out);
 
 }  // namespace ib_acme

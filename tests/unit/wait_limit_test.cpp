@@ -1,0 +1,37 @@
+#include "fabric/base/wait_limit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <limits>
+
+namespace {
+using namespace std::chrono_literals;
+using fabric::wait_limit;
+}  // namespace
+
+TEST(wait_limit, each_wait_gets_the_whole_limit_from_when_it_starts) {
+  wait_limit limit(40ms);
+  EXPECT_EQ(limit.each(), 40ms);
+  EXPECT_EQ(limit.ms(), 40);
+  auto first = limit.next();
+  EXPECT_FALSE(first.expired());
+  EXPECT_GT(first.poll_timeout(), 30);
+  auto started = fabric::clock::now() - 50ms;
+  EXPECT_TRUE(limit.next_from(started).expired());
+  EXPECT_EQ(limit.idle().idle(), 40ms);
+}
+
+TEST(wait_limit, a_check_bounded_as_a_whole_ends_every_wait_by_its_deadline) {
+  auto until = fabric::deadline::after(1h);
+  auto limit = wait_limit::by(until);
+  EXPECT_GT(limit.each(), 59min);
+  EXPECT_LE(limit.each(), 60min);
+  EXPECT_TRUE(wait_limit::by(fabric::deadline::after(0ms)).next().expired());
+}
+
+TEST(wait_limit, c_calls_get_at_least_a_millisecond_and_at_most_an_int) {
+  EXPECT_EQ(wait_limit::by(fabric::deadline::after(0ms)).ms(), 1);
+  EXPECT_EQ(wait_limit::by(fabric::deadline::never()).ms(), std::numeric_limits<int>::max());
+  EXPECT_EQ(wait_limit::by(fabric::deadline::never()).next().poll_timeout(), -1);
+}

@@ -1,0 +1,74 @@
+// The command line: the options, their checks as a whole, and the options
+// object of the JSON document.
+#include "rping.hpp"
+
+#include "protocol.hpp"
+
+#include "fabric/cli/completion.hpp"
+#include "fabric/cli/json_values.hpp"
+
+#include <fmt/format.h>
+
+#include <charconv>
+
+namespace rping {
+
+using fabric::text_or_null;
+
+void add_options(CLI::App& app, options& opt) {
+  auto* server = app.add_flag("-s,--server", opt.server, "Server side; to bind to any IPv6 address use -a ::0");
+  app.add_flag("-c,--client", opt.client, "Client side")->excludes(server);
+  app.add_option("-a,--addr", opt.addr, "Address: the server a client connects to, or the address a server binds (default: any IPv4)")
+      ->type_name(std::string(fabric::completion::host_type));
+  app.add_option("-I,--source", opt.source, "Source address a client binds to")->type_name(std::string(fabric::completion::host_type));
+  app.add_option("-p,--port", opt.port, "Port")->capture_default_str();
+  app.add_option("-C,--count", opt.count, "Pings to do; 0 pings forever")
+      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62))
+      ->capture_default_str();
+  app.add_option("-S,--size", opt.size, "Ping data size in bytes")
+      ->check(CLI::Range(min_size, max_size))
+      ->capture_default_str();
+  app.add_flag("-v,--verbose", opt.verbose, "Print ping data");
+  app.add_flag("-V,--verify", opt.verify, "Verify ping data");
+  app.add_flag("-d,--debug", opt.debug, "Print debug messages on stderr");
+  app.add_flag("-P,--persistent", opt.persistent, "Persistent server: serve clients concurrently until interrupted");
+  app.add_flag("-q,--self-qp", opt.self_created_qp, "Use a self-created QP whose state changes rping drives");
+  app.add_flag("--stats", opt.stats, "Print a latency summary (min p50 p99 p99.9 max mean stdev)");
+  app.add_option("--interval", opt.interval_ms, "Milliseconds to pause between pings")->check(CLI::Range(0, 3'600'000));
+  app.add_flag("--busy-poll", opt.busy_poll, "Poll the completion queue instead of sleeping on it (lowest latency)");
+  fabric::cli::add_timeout_option(app, opt.timeout);
+  app.add_option_function<std::string>(
+         "--retry",
+         [&opt](const std::string& v) {
+           if (v.empty()) {
+             opt.retry_ms = default_retry_ms;
+             return;
+           }
+           int ms = 0;
+           auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), ms);
+           if (ec != std::errc{} || end != v.data() + v.size() || ms < 0 || ms > 86'400'000)
+             throw CLI::ValidationError("--retry", fmt::format("'{}': milliseconds must be 0-86400000", fabric::printable(v)));
+           opt.retry_ms = ms;
+         },
+         fmt::format("Client: retry connecting for MS milliseconds (default {}) while no server answers",
+                     default_retry_ms))
+      ->expected(0, 1)
+      ->type_name("[MS]");
+}
+
+void validate(const options& o) {
+  if (!o.server && !o.client) fabric::cli::usage_error("choose a side: -s (server) or -c (client)");
+  if (o.client && o.addr.empty()) fabric::cli::usage_error("a client needs -a ADDR, the server's address");
+  if (o.persistent && !o.server) fabric::cli::usage_error("-P (persistent) is a server option");
+}
+
+nlohmann::json options_json(const options& o) {
+  return {{"server", o.server},   {"client", o.client},          {"addr", text_or_null(o.addr)},
+          {"source", text_or_null(o.source)}, {"port", o.port}, {"count", o.count},
+          {"size", o.size},       {"verbose", o.verbose > 0},    {"verify", o.verify},
+          {"debug", o.debug > 0}, {"persistent", o.persistent},  {"self_qp", o.self_created_qp},
+          {"stats", o.stats},     {"interval", o.interval_ms},   {"busy_poll", o.busy_poll},
+          {"timeout", o.timeout.ms()}, {"retry", o.retry_ms}};
+}
+
+}  // namespace rping
