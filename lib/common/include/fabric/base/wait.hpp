@@ -44,6 +44,28 @@ private:
   std::optional<clock::time_point> at_;
 };
 
+/// A deadline `within` from when it is first asked for, not from when it
+/// is made: a wait that ends in its first few polls reads no clock (under
+/// emulation a clock read is a system call and an emulated timer read,
+/// microseconds each, several times a ping).
+class lazy_deadline {
+public:
+  explicit lazy_deadline(std::chrono::milliseconds within) noexcept : within_(within) {}
+  /// Started already: `until` as it is.
+  explicit lazy_deadline(const deadline& until) noexcept : until_(until) {}
+
+  /// The deadline, started now if it was not yet.
+  [[nodiscard]] const deadline& get() {
+    if (!until_) until_ = deadline::after(within_);
+    return *until_;
+  }
+  [[nodiscard]] bool expired() { return get().expired(); }
+
+private:
+  std::chrono::milliseconds within_{};
+  std::optional<deadline> until_;
+};
+
 /// Routes SIGINT and SIGTERM to a flag and a self-pipe so that every wait
 /// below wakes up. Idempotent; called by cli::run before the tool runs.
 void install_interrupt_handler();

@@ -34,6 +34,10 @@ public:
   /// Like wait(), but also returns (0) as soon as `watch_fd` is readable,
   /// so that a caller can handle CM events while it waits for completions.
   std::size_t wait_or(std::span<ibv_wc> out, int watch_fd, const deadline& until);
+  /// The same, bounded by a deadline that starts only once the first polls
+  /// found nothing: a completion that is there at once, or soon, costs no
+  /// clock read (a ping's waits, each shorter than the polls before it).
+  std::size_t wait_or(std::span<ibv_wc> out, int watch_fd, lazy_deadline& until);
 
 private:
   // Polls for a short while; 0 when nothing came.
