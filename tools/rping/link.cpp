@@ -58,7 +58,7 @@ void link::check_cm_events() {
 }
 
 ibv_wc link::next_completion(const char* waiting_for) {
-  const auto until = fabric::deadline::after(timeout_);
+  fabric::lazy_deadline until(timeout_);
   for (;;) {
     if (next_ == count_) {
       next_ = 0;
@@ -72,7 +72,9 @@ ibv_wc link::next_completion(const char* waiting_for) {
     }
     const ibv_wc& wc = polled_[next_++];
     if (wc.status == IBV_WC_WR_FLUSH_ERR) throw peer_gone();
-    if (wc.status != IBV_WC_SUCCESS) throw fabric::wc_error(wc, fmt::format("waiting for {}", waiting_for));
+    if (wc.status != IBV_WC_SUCCESS)
+      throw fabric::wc_error(wc, wc.wr_id == write_ahead_id ? std::string("RDMA WRITE")
+                                                            : fmt::format("waiting for {}", waiting_for));
     // Our own SENDs need no attention once they succeeded.
     if (wc.opcode == IBV_WC_SEND) continue;
     return wc;
@@ -97,6 +99,10 @@ void link::rdma(ibv_wr_opcode op, const buffer_info& remote, std::uint32_t lengt
   auto want = op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE;
   if (wc.opcode != want)
     throw error(exit_code::protocol, fmt::format("peer sent a message while we waited for an {}", what));
+}
+
+void link::write_ahead(const buffer_info& remote, std::uint32_t length) {
+  fabric::post_rdma(ep_.qp(), IBV_WR_RDMA_WRITE, rdma_, length, remote, write_ahead_id, false);
 }
 
 }  // namespace rping

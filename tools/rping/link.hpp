@@ -44,6 +44,13 @@ public:
   /// RDMA READ from, or WRITE to, the peer's buffer; waits for completion.
   void rdma(ibv_wr_opcode op, const buffer_info& remote, std::uint32_t length);
 
+  /// RDMA WRITE to the peer's buffer, not waited for: the SEND posted after
+  /// it reaches the peer after it (RC keeps a QP's order) and one ACK
+  /// covers both, so the ping saves the round trip of the WRITE's own
+  /// completion. A WRITE that fails still completes, and ends the next
+  /// wait naming it.
+  void write_ahead(const buffer_info& remote, std::uint32_t length);
+
 
   [[nodiscard]] const fabric::registered_buffer& rdma_buf() const noexcept { return rdma_; }
   [[nodiscard]] const fabric::registered_buffer& start_buf() const noexcept { return start_; }
@@ -61,6 +68,7 @@ private:
   fabric::registered_buffer rdma_;
   fabric::registered_buffer start_;
   static constexpr unsigned signal_every = 8;  // well below the send queue depth
+  static constexpr std::uint64_t write_ahead_id = 1;  // the wr_id of an unwaited WRITE
   unsigned sends_ = 0;
   std::array<ibv_wc, 8> polled_{};
   std::size_t next_ = 0, count_ = 0;
