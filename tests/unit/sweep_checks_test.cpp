@@ -2,6 +2,7 @@
 // the man page's --check paragraph name exactly its entries.
 #include "fabric-sweep/checks.hpp"
 #include "fabric-sweep/options.hpp"
+#include "fabric-sweep/pair.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -32,7 +33,7 @@ TEST(sweep_checks, the_table_is_in_the_order_of_the_enum_and_every_word_reads_ba
     EXPECT_EQ(&sweep::kind_of(k.id), &k);
     EXPECT_EQ(sweep::check_of(k.name), k.id);
     EXPECT_EQ(k.in_rounds, k.run != nullptr) << k.name << ": a check in rounds runs a pair, one that is not does not";
-    EXPECT_TRUE(k.line) << k.name;
+    EXPECT_TRUE(k.say) << k.name;
     EXPECT_TRUE(k.default_count > 0 || k.default_duration_ms > 0) << k.name << " counts or runs for a time";
     EXPECT_LE(k.default_size, k.max_size) << k.name;
   }
@@ -86,6 +87,53 @@ TEST(sweep_checks, defaults_come_from_the_table) {
   EXPECT_EQ(sweep::pair_count(r), 100);
   EXPECT_EQ(sweep::pair_size(r), 64);
   EXPECT_FALSE(sweep::pair_duration(r));
+}
+
+/// A pair as one side saw it: ok, between a and b, round 1.
+sweep::pair_result pair_of(sweep::check c, std::string role) {
+  sweep::pair_result p;
+  p.check = c;
+  p.server = "a";
+  p.client = "b";
+  p.role = std::move(role);
+  p.ok = true;
+  return p;
+}
+
+TEST(sweep_pair_fields, the_line_and_the_json_give_one_value_under_one_key) {
+  auto client = pair_of(sweep::check::ping, "client");
+  client.pings = 20;
+  client.latency = fabric::latency_summary{.count = 20, .min = 9, .p50 = 10, .p99 = 12, .p999 = 12, .max = 12};
+  EXPECT_EQ(sweep::pair_line(client, false, 64).rfind("round 1: a <-> b: 20 pings, rtt min 9.00 p50 10.00", 0), 0u)
+      << sweep::pair_line(client, false, 64);
+  auto j = sweep::pair_json(client, 0, std::nullopt);
+  EXPECT_EQ(j["pings"], 20);
+  EXPECT_EQ(j["latency"]["p50_us"], 10.0);
+
+  auto server = pair_of(sweep::check::ping, "server");
+  server.pings = 20;
+  EXPECT_EQ(sweep::pair_line(server, false, 64), "round 1: a <-> b: served 20 pings");
+  EXPECT_TRUE(sweep::pair_json(server, 0, std::nullopt)["latency"].is_null());
+}
+
+TEST(sweep_pair_fields, every_figure_is_in_the_json_null_when_the_check_has_none) {
+  auto p = pair_of(sweep::check::ud, "client");
+  p.ok = false;
+  p.error = "no datagram in time";
+  auto j = sweep::pair_json(p, 3, std::string("r1"));
+  for (const char* key : {"pings", "connections", "sent", "lost", "lookups", "connect_us", "elapsed_us", "latency",
+                          "bandwidth"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_TRUE(j["sent"].is_null());
+  EXPECT_EQ(sweep::pair_line(p, false, 64), "round 1: a <-> b: error: no datagram in time");
+}
+
+TEST(sweep_pair_fields, a_bw_line_names_each_direction_by_its_hosts) {
+  auto p = pair_of(sweep::check::bw, "client");
+  p.client_to_server = fabric::transfer{1'000'000'000, 1.0};
+  p.server_to_client = fabric::transfer{500'000'000, 1.0};
+  EXPECT_EQ(sweep::pair_line(p, false, 65536), "round 1: a <-> b: b -> a 8.00 Gb/s, a -> b 4.00 Gb/s in 64 KiB writes");
+  EXPECT_EQ(sweep::pair_json(p, 0, std::nullopt)["bandwidth"]["server_to_client"]["bytes"], 500'000'000);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The checks a pair can make, one entry each of one table: the flows of
-// lib/common, one side each, and each check's human line.
+// lib/common, one side each, and what each check's human line says.
 #include "checks.hpp"
 
 #include "options.hpp"
@@ -7,6 +7,7 @@
 
 #include "fabric/acm/acm.hpp"
 #include "fabric/cli/console.hpp"
+#include "fabric/cli/fields.hpp"
 #include "fabric/flows/rc_bandwidth.hpp"
 #include "fabric/flows/rc_connect.hpp"
 #include "fabric/flows/rc_ping.hpp"
@@ -27,9 +28,8 @@ std::uint32_t size_of(const pair_job& job) { return static_cast<std::uint32_t>(p
 /// it, which need not be how it sees itself); the client dials the rule's.
 std::string dial_addr(const pair_job& job) { return job.serving ? std::string() : job.peer_addr; }
 
-std::string timed(const fabric::latency_summary& l) {
-  return fmt::format("min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us", l.min, l.p50, l.p99, l.max);
-}
+namespace field = pair_field;
+using fabric::cli::fields;
 
 // ---- ping: an RC ping-pong's round trips (rping's flow) ----
 
@@ -41,9 +41,12 @@ void run_ping(const pair_job& job, pair_result& out) {
   if (!job.serving) out.latency = got.rtt.summary();
 }
 
-std::string ping_line(const pair_result& p, std::uint64_t) {
-  if (!p.latency) return fmt::format("served {} pings", p.pings);
-  return fmt::format("{} pings, rtt {}", p.pings, timed(*p.latency));
+void say_ping(fields& line, const pair_result& p, std::uint64_t) {
+  if (!p.latency) {
+    line.put(field::served_pings, p.pings);
+    return;
+  }
+  line.put(field::pings, p.pings).put(field::rtt, p.latency);
 }
 
 // ---- connect: RC connection setup, one after another (ucmatose's flow) ----
@@ -56,9 +59,12 @@ void run_connect(const pair_job& job, pair_result& out) {
   if (!job.serving) out.latency = got.setup.summary();
 }
 
-std::string connect_line(const pair_result& p, std::uint64_t) {
-  if (!p.latency) return fmt::format("accepted {} connections", p.connections.value_or(0));
-  return fmt::format("{} connections, setup {}", p.connections.value_or(0), timed(*p.latency));
+void say_connect(fields& line, const pair_result& p, std::uint64_t) {
+  if (!p.latency) {
+    line.put(field::accepted, p.connections);
+    return;
+  }
+  line.put(field::connections, p.connections).put(field::setup, p.latency);
 }
 
 // ---- ud: UD round trips over SIDR, and loss (udaddy's flow) ----
@@ -81,9 +87,12 @@ void run_ud(const pair_job& job, pair_result& out) {
     throw fabric::error(fabric::exit_code::test_failed, fmt::format("{} of {} datagrams lost", *out.lost, got.sent));
 }
 
-std::string ud_line(const pair_result& p, std::uint64_t) {
-  if (!p.latency) return fmt::format("served {} datagrams", p.pings);
-  return fmt::format("{} of {} datagrams back, rtt {}", p.pings, p.sent.value_or(0), timed(*p.latency));
+void say_ud(fields& line, const pair_result& p, std::uint64_t) {
+  if (!p.latency) {
+    line.put(field::served_datagrams, p.pings);
+    return;
+  }
+  line.put(field::sent, p.sent).put(field::back, p.pings).put(field::rtt, p.latency);
 }
 
 // ---- acm: each side's ACM lookups of the other (ib_acme -f i's request) ----
@@ -113,15 +122,16 @@ void run_acm(const pair_job& job, pair_result& out) {
   out.latency = took.summary();
 }
 
-std::string acm_line(const pair_result& p, std::uint64_t) {
-  return fmt::format("{} lookups of {}, {}", p.lookups.value_or(0), p.role == "server" ? p.client : p.server,
-                     p.latency ? timed(*p.latency) : std::string("untimed"));
+void say_acm(fields& line, const pair_result& p, std::uint64_t) {
+  line.put(field::lookups, p.lookups)
+      .say(fmt::format("of {}", p.role == "server" ? p.client : p.server), " ")
+      .put(field::lookup_time, p.latency);
 }
 
 // ---- multicast: every host in one group at once (mckey's flow; run_group) ----
 
-std::string multicast_line(const pair_result& p, std::uint64_t) {
-  return fmt::format("heard {} of the peer's datagrams, sent {}", p.pings, p.sent.value_or(0));
+void say_multicast(fields& line, const pair_result& p, std::uint64_t) {
+  line.put(field::heard, p.pings).put(field::sent, p.sent);
 }
 
 // ---- bw: RDMA WRITE bandwidth each way (ib_write_bw's flow) ----
@@ -147,31 +157,32 @@ std::string size_text(std::uint64_t bytes) {
   return fmt::format("{} B", bytes);
 }
 
-std::string bw_line(const pair_result& p, std::uint64_t size) {
-  std::string out;
+void say_bw(fields& line, const pair_result& p, std::uint64_t size) {
+  // Each direction is named by its hosts, which no one field's words can
+  // hold: the line says them, "bandwidth" holds them (pair_fields).
   auto way = [&](const std::string& from, const std::string& to, const std::optional<fabric::transfer>& t) {
-    if (t) out += fmt::format("{}{} -> {} {:.2f} Gb/s", out.empty() ? "" : ", ", from, to, t->gbps());
+    if (t) line.say(fmt::format("{} -> {} {:.2f} Gb/s", from, to, t->gbps()));
   };
   way(p.client, p.server, p.client_to_server);
   way(p.server, p.client, p.server_to_client);
-  return fmt::format("{} in {} writes", out, size_text(size));
+  line.say(fmt::format("in {} writes", size_text(size)), " ");
 }
 
 constexpr int max_datagram = 1 << 20;
 
 constexpr std::array<check_kind, 6> kinds{{
     {check::ping, "ping", "RC round trips", "round-trip time", judged_by::time, true, 100, 64, max_datagram, 0,
-     run_ping, ping_line},
+     run_ping, say_ping},
     {check::connect, "connect", "RC connection setup", "connection setup time", judged_by::time, true, 100, 64,
-     max_datagram, 0, run_connect, connect_line},
+     max_datagram, 0, run_connect, say_connect},
     {check::ud, "ud", "UD round trips and loss", "UD round-trip time", judged_by::time, true, 100, 64, max_datagram, 0,
-     run_ud, ud_line},
+     run_ud, say_ud},
     {check::acm, "acm", "each side's ACM lookups of the other", "ACM lookup time", judged_by::time, true, 100, 64,
-     max_datagram, 0, run_acm, acm_line},
+     max_datagram, 0, run_acm, say_acm},
     {check::multicast, "multicast", "every host in one group, each hearing every other", "multicast delivery",
-     judged_by::delivery, false, 100, 64, max_datagram, 0, nullptr, multicast_line},
+     judged_by::delivery, false, 100, 64, max_datagram, 0, nullptr, say_multicast},
     {check::bw, "bw", "RDMA WRITE bandwidth, both directions at once", "RDMA WRITE bandwidth", judged_by::bandwidth,
-     true, 0, 1 << 20, static_cast<int>(fabric::max_write_bytes), 1000, run_bw, bw_line},
+     true, 0, 1 << 20, static_cast<int>(fabric::max_write_bytes), 1000, run_bw, say_bw},
 }};
 
 static_assert([] {

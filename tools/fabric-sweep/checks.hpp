@@ -1,8 +1,8 @@
 #pragma once
 /// What a pair of hosts can check (--check): each check is one entry of
 /// one table, with all that the run, the lines and the report know of it:
-/// its word, what it runs, its defaults, its human line, and how the
-/// report judges it. A new check is a new entry.
+/// its word, what it runs, its defaults, what its human line says, and how
+/// the report judges it. A new check is a new entry.
 
 #include <cstdint>
 #include <optional>
@@ -18,6 +18,14 @@ enum class check { ping, connect, ud, acm, multicast, bw };
 struct pair_job;
 struct pair_result;
 struct run_options;
+
+}  // namespace sweep
+
+namespace fabric::cli {
+class fields;
+}
+
+namespace sweep {
 
 /// How the report judges a check's pairs (verdict.cpp).
 enum class judged_by : std::uint8_t {
@@ -40,8 +48,10 @@ struct check_kind {
   /// One side of one pair (nullptr for a check not in rounds): fills `out`'s
   /// measurements, throws fabric::error when the check failed.
   void (*run)(const pair_job& job, pair_result& out);
-  /// The human line of a passed pair, after "round r: a <-> b: ".
-  std::string (*line)(const pair_result& p, std::uint64_t size);
+  /// Puts what the human line of a passed pair gives (after "round r: a
+  /// <-> b: "), each figure through its field of pair.hpp: its JSON key
+  /// and its words. `size` is the run's -S.
+  void (*say)(fabric::cli::fields& line, const pair_result& p, std::uint64_t size);
 };
 
 /// Every check, in the order of the enum.

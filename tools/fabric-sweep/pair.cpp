@@ -33,39 +33,50 @@ std::optional<double> lower_gbps(const pair_result& p) {
   return low;
 }
 
+fabric::cli::fields pair_fields(const pair_result& p, std::uint64_t size) {
+  namespace field = pair_field;
+  fabric::cli::fields f;
+  f.line();
+  f.put(field::pings, p.pings, false)
+      .put(field::connections, p.connections, false)
+      .put(field::sent, p.sent, false)
+      .put(field::lost, p.lost, false)
+      .put(field::lookups, p.lookups, false)
+      .put(field::connect_us, p.connect_us, false)
+      .put(field::elapsed_us, p.elapsed_us, false)
+      .put(field::rtt, p.latency, false);
+  if (p.ok) kind_of(p.check).say(f, p, size);
+  return f;
+}
+
 nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run) {
   bool bandwidth = p.client_to_server || p.server_to_client;
-  return {{"kind", "pair"},
-          {"index", index},
-          {"ok", p.ok},
-          {"error", p.ok ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
-          {"check", check_name(p.check)},
-          {"sweep", p.sweep + 1},
-          {"round", p.round + 1},
-          {"retest", p.retest},
-          {"server", p.server},
-          {"client", p.client},
-          {"side", p.role},
-          {"port", p.port},
-          {"pings", p.pings},
-          {"connections", fabric::value_or_null(p.connections)},
-          {"sent", fabric::value_or_null(p.sent)},
-          {"lost", fabric::value_or_null(p.lost)},
-          {"lookups", fabric::value_or_null(p.lookups)},
-          {"connect_us", fabric::value_or_null(p.connect_us)},
-          {"elapsed_us", p.elapsed_us},
-          {"latency", fabric::value_or_null(p.latency)},
-          {"bandwidth", bandwidth ? nlohmann::json{{"client_to_server", transfer_json(p.client_to_server)},
-                                                   {"server_to_client", transfer_json(p.server_to_client)}}
-                                  : nlohmann::json(nullptr)},
-          {"run", fabric::value_or_null(run)}};
+  nlohmann::json j{{"kind", "pair"},
+                   {"index", index},
+                   {"ok", p.ok},
+                   {"error", p.ok ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
+                   {"check", check_name(p.check)},
+                   {"sweep", p.sweep + 1},
+                   {"round", p.round + 1},
+                   {"retest", p.retest},
+                   {"server", p.server},
+                   {"client", p.client},
+                   {"side", p.role},
+                   {"port", p.port},
+                   {"bandwidth", bandwidth ? nlohmann::json{{"client_to_server", transfer_json(p.client_to_server)},
+                                                            {"server_to_client", transfer_json(p.server_to_client)}}
+                                           : nlohmann::json(nullptr)},
+                   {"run", fabric::value_or_null(run)}};
+  j.update(pair_fields(p, 0).json());
+  return j;
 }
 
 std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size) {
   std::string head = fmt::format("{}{} {}: {} <-> {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
                                  p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
   if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
-  return fmt::format("{}: {}", head, kind_of(p.check).line(p, size));
+  auto lines = pair_fields(p, size).lines();
+  return fmt::format("{}: {}", head, lines.empty() ? std::string() : lines.front());
 }
 
 }  // namespace sweep

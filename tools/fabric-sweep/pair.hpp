@@ -6,6 +6,7 @@
 #include "options.hpp"
 
 #include "fabric/base/meet.hpp"
+#include "fabric/cli/fields.hpp"
 #include "fabric/flows/rc_bandwidth.hpp"
 #include "fabric/base/stats.hpp"
 
@@ -48,6 +49,27 @@ struct pair_result {
   std::optional<fabric::transfer> client_to_server, server_to_client;  ///< bw: each direction, as its writer measured it
 };
 
+/// The figures of a pair line, each with its JSON key and its words on
+/// the human line (a check's say puts those its line gives).
+namespace pair_field {
+using fabric::cli::field;
+inline constexpr field pings{"pings", "{} pings"};
+inline constexpr field served_pings{"pings", "served {} pings"};
+inline constexpr field served_datagrams{"pings", "served {} datagrams"};
+inline constexpr field back{"pings", "{} back"};
+inline constexpr field heard{"pings", "heard {} of the peer's datagrams"};
+inline constexpr field connections{"connections", "{} connections"};
+inline constexpr field accepted{"connections", "accepted {} connections"};
+inline constexpr field sent{"sent", "sent {}"};
+inline constexpr field lost{"lost", "{} lost"};
+inline constexpr field lookups{"lookups", "{} lookups"};
+inline constexpr field rtt{"latency", "rtt {}"};
+inline constexpr field setup{"latency", "setup {}"};
+inline constexpr field lookup_time{"latency", "{}"};
+inline constexpr field connect_us{"connect_us", "connected in {:.0f} us"};
+inline constexpr field elapsed_us{"elapsed_us", "{:.0f} us"};
+}  // namespace pair_field
+
 /// A bw pair's figure: its lower measured direction, in Gb/s; nullopt for
 /// other checks, or before its figures came.
 std::optional<double> lower_gbps(const pair_result& p);
@@ -55,6 +77,10 @@ std::optional<double> lower_gbps(const pair_result& p);
 /// One side of one pair, by its check's entry: fills `out`'s
 /// measurements, throws fabric::error when the check failed.
 void run_check(const pair_job& job, pair_result& out);
+
+/// A pair's figures: every one in the JSON (null when the check has none),
+/// and those its check's say gives on its human line.
+fabric::cli::fields pair_fields(const pair_result& p, std::uint64_t size);
 
 /// A pair line: one side's word on one pair, with the run it belongs to.
 nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run);
