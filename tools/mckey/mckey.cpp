@@ -24,23 +24,12 @@ using namespace fabric;
 using std::chrono::milliseconds;
 
 /// One QP that joins the group: a member of the run, its outcome in the report.
-struct member final : ud_member {
-  std::vector<qp_result>* results = nullptr;
+struct member final : ud_result_member<qp_result> {
   multicast_membership membership;  // leaves before the QP and the id go
   ud_destination group;             // its AH goes before the endpoint's PD
   clock::time_point join_started;
 
-  [[nodiscard]] qp_result& result() const { return (*results)[index]; }
   [[nodiscard]] bool ready() const override { return result().state == "joined"; }
-  [[nodiscard]] bool failed() const override { return result().state == "failed"; }
-  bool fail(const error& e) override { return result().fail(e); }
-  void count() override {
-    auto& r = result();
-    r.sent = traffic->sent();
-    r.received = traffic->received();
-    r.verify_errors = traffic->verify_errors();
-    r.oversize = traffic->oversize();
-  }
 };
 
 class test_run {

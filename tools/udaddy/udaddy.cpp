@@ -24,25 +24,13 @@ namespace {
 using namespace fabric;
 
 /// One connection: a member of the run, its outcome in the report.
-struct connection final : ud_member {
-  std::vector<connection_result>* results = nullptr;
+struct connection final : ud_result_member<connection_result> {
   ud_destination peer;  // its AH must go before the endpoint's PD
   std::optional<ibv_gid> peer_gid;           // the source its datagrams carry
   std::optional<std::uint32_t> sender_qpn;   // the QP they come from, once known
   clock::time_point started;
 
-  [[nodiscard]] connection_result& result() const { return (*results)[index]; }
   [[nodiscard]] bool ready() const override { return result().state == "connected"; }
-  [[nodiscard]] bool failed() const override { return result().state == "failed"; }
-  bool fail(const error& e) override { return result().fail(e); }
-  void count() override {
-    auto& r = result();
-    r.sent = traffic->sent();
-    r.received = traffic->received();
-    r.verify_errors = traffic->verify_errors();
-    r.strangers = traffic->strangers();
-    r.oversize = traffic->oversize();
-  }
 };
 
 class test_run {

@@ -51,6 +51,28 @@ public:
   virtual void count() = 0;
 };
 
+/// A member whose outcome is its row of the tool's results (udaddy's
+/// connections, mckey's QPs): any row with a state ("failed" when it
+/// failed), fail(error) and the UD counts, and strangers where it counts
+/// them. The tool's member says which state is ready.
+template <class Result>
+class ud_result_member : public ud_member {
+public:
+  std::vector<Result>* results = nullptr;  ///< the report's rows, `index` this member's
+
+  [[nodiscard]] Result& result() const { return (*results)[index]; }
+  [[nodiscard]] bool failed() const override { return result().state == "failed"; }
+  bool fail(const error& e) override { return result().fail(e); }
+  void count() override {
+    auto& r = result();
+    r.sent = traffic->sent();
+    r.received = traffic->received();
+    r.verify_errors = traffic->verify_errors();
+    r.oversize = traffic->oversize();
+    if constexpr (requires { r.strangers; }) r.strangers = traffic->strangers();
+  }
+};
+
 /// The members of one UD test and what is done with all of them alike.
 template <std::derived_from<ud_member> Member>
 class ud_run {
