@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -119,12 +120,35 @@ ibv_context* sole_device() {
   return list && n == 1 ? list.get()[0] : nullptr;
 }
 
+namespace {
+
+/// One resolution step, tried until it succeeds, fails otherwise than by
+/// the kernel's own timeout, or `until` passes. `start(ms)` asks the
+/// kernel for a try of ms milliseconds.
+template <class Start>
+void resolve_step(cm_channel& ch, Start start, rdma_cm_event_type done, rdma_cm_event_type failed,
+                  const deadline& until, const std::string& what) {
+  for (;;) {
+    int left = until.poll_timeout();
+    auto ms = static_cast<int>(resolve_try.count());
+    if (left >= 0) ms = std::clamp(left, 1, ms);
+    check_rc(start(ms), what);
+    auto ev = ch.next(until);
+    if (!ev) throw error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", what, event_name(done)));
+    if (ev->type() == done && ev->status() == 0) return;
+    if (ev->type() == failed && ev->status() == -ETIMEDOUT && !until.expired()) continue;
+    throw event_error(*ev, what);
+  }
+}
+
+}  // namespace
+
 void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit) {
   std::string target = format_addr(dst);
-  check_rc(rdma_resolve_addr(id, src, dst, limit.ms()), fmt::format("rdma_resolve_addr {}", target));
-  ch.expect(RDMA_CM_EVENT_ADDR_RESOLVED, limit.next(), fmt::format("rdma_resolve_addr {}", target));
-  check_rc(rdma_resolve_route(id, limit.ms()), fmt::format("rdma_resolve_route {}", target));
-  ch.expect(RDMA_CM_EVENT_ROUTE_RESOLVED, limit.next(), fmt::format("rdma_resolve_route {}", target));
+  resolve_step(ch, [&](int ms) { return rdma_resolve_addr(id, src, dst, ms); }, RDMA_CM_EVENT_ADDR_RESOLVED,
+               RDMA_CM_EVENT_ADDR_ERROR, limit.next(), fmt::format("rdma_resolve_addr {}", target));
+  resolve_step(ch, [&](int ms) { return rdma_resolve_route(id, ms); }, RDMA_CM_EVENT_ROUTE_RESOLVED,
+               RDMA_CM_EVENT_ROUTE_ERROR, limit.next(), fmt::format("rdma_resolve_route {}", target));
 }
 
 }  // namespace fabric

@@ -105,9 +105,16 @@ bool settle_each(cm_channel& ch, std::size_t n, std::chrono::milliseconds quiet,
 /// device (librdmacm's context for it); nullptr when it has several.
 ibv_context* sole_device();
 
+/// How long one rdma_resolve_addr or rdma_resolve_route may take in the
+/// kernel. The kernel looks again at a neighbour it is resolving only when
+/// told the neighbour changed, or when this time is up: a resolution whose
+/// news it missed waits that long. So a wait longer than this is made of
+/// several tries, each this long, not of one.
+inline constexpr std::chrono::milliseconds resolve_try{2000};
+
 /// Resolves address then route of a client id, waiting for both events,
-/// each a wait of `limit` (which rdma_resolve_addr and rdma_resolve_route
-/// are given as their own timeout).
+/// each a wait of `limit`: a try the kernel ends ETIMEDOUT (resolve_try)
+/// is tried again while the wait has time left.
 void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit);
 
 }  // namespace fabric
