@@ -1,6 +1,6 @@
 // The command line: the original's options and their checks, and the
 // options object of the JSON document.
-#include "ib_acme.hpp"
+#include "options.hpp"
 
 #include "fabric/cli/completion.hpp"
 #include "fabric/cli/console.hpp"

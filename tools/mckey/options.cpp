@@ -1,6 +1,6 @@
 // The command line: the options, their checks as a whole, and the options
 // object of the JSON document.
-#include "mckey.hpp"
+#include "options.hpp"
 
 #include "fabric/cli/completion.hpp"
 #include "fabric/cli/json_values.hpp"

@@ -1,6 +1,6 @@
 // The command line: the options, their checks as a whole, and the options
 // object of the JSON document.
-#include "rping.hpp"
+#include "options.hpp"
 
 #include "protocol.hpp"
 
