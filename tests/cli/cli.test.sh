@@ -87,7 +87,7 @@ done
 
 # What --timeout bounds is said once: each page of the five tools takes its
 # words from man/timeout.roff when installed, and each --help says the same.
-for t in rping udaddy mckey ucmatose ib_acme; do
+for t in rping udaddy mckey ucmatose ib_acme fabric-sweep; do
   check "$t.1: --timeout in the words of man/timeout.roff" grep -qx '@TIMEOUT_PARAGRAPH@' "$SRC/man/$t.1"
   run "$t" --help
   check "$t --help: --timeout's one meaning" grep -q -e 'Longest any one wait may take' "$WORK/out"

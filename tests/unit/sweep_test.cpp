@@ -1,12 +1,15 @@
 // fabric-sweep's logic: the round schedule, where a process stands, the
 // address rule, and the merged report.
 #include "fabric-sweep/health.hpp"
+#include "fabric-sweep/options.hpp"
 #include "fabric-sweep/meetings.hpp"
 #include "fabric-sweep/place.hpp"
 #include "fabric-sweep/report.hpp"
 #include "fabric-sweep/rounds.hpp"
 
 #include "fabric/base/error.hpp"
+
+#include "parse_options.hpp"
 
 #include <gtest/gtest.h>
 
@@ -407,3 +410,18 @@ TEST(sweep_report, one_check_a_matrix_the_first_lines_or_the_one_asked_for) {
 }
 
 }  // namespace
+
+TEST(sweep_options, timeout_bounds_each_wait_and_pair_timeout_the_pair_defaulting_to_it) {
+  auto opt = parse_options<sweep::options>({"--timeout", "3000"});
+  EXPECT_EQ(opt.run.each_wait(), std::chrono::milliseconds(3000));
+  EXPECT_EQ(opt.run.pair_timeout(), std::chrono::milliseconds(3000));
+  EXPECT_EQ(sweep::options_json(opt)["pair_timeout"], 3000);
+  opt = parse_options<sweep::options>({"--timeout", "3000", "--pair-timeout", "9000"});
+  EXPECT_EQ(opt.run.each_wait(), std::chrono::milliseconds(3000));
+  EXPECT_EQ(opt.run.pair_timeout(), std::chrono::milliseconds(9000));
+  // bw's writes must end within the pair's time, not within one wait.
+  opt = parse_options<sweep::options>({"--check", "bw", "--duration", "5000", "--timeout", "3000", "--pair-timeout", "9000"});
+  EXPECT_NO_THROW(sweep::validate(opt));
+  opt = parse_options<sweep::options>({"--check", "bw", "--duration", "5000", "--timeout", "9000", "--pair-timeout", "3000"});
+  EXPECT_THROW(sweep::validate(opt), fabric::error);
+}

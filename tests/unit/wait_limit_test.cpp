@@ -1,3 +1,4 @@
+#include "fabric/base/meet.hpp"
 #include "fabric/base/wait_limit.hpp"
 
 #include <gtest/gtest.h>
@@ -34,4 +35,25 @@ TEST(wait_limit, c_calls_get_at_least_a_millisecond_and_at_most_an_int) {
   EXPECT_EQ(wait_limit::by(fabric::deadline::after(0ms)).ms(), 1);
   EXPECT_EQ(wait_limit::by(fabric::deadline::never()).ms(), std::numeric_limits<int>::max());
   EXPECT_EQ(wait_limit::by(fabric::deadline::never()).next().poll_timeout(), -1);
+}
+
+TEST(wait_limit, bounded_one_by_one_and_as_a_whole_each_wait_ends_at_the_first_bound) {
+  auto limit = wait_limit(1h).until(fabric::deadline::after(40ms));
+  EXPECT_LE(limit.each(), 40ms);
+  EXPECT_FALSE(limit.expired());
+  EXPECT_TRUE(wait_limit(1h).until(fabric::deadline::after(0ms)).expired());
+  auto short_waits = wait_limit(40ms).until(fabric::deadline::after(1h));
+  EXPECT_EQ(short_waits.each(), 40ms);
+  EXPECT_LE(short_waits.next().poll_timeout(), 40);
+}
+
+TEST(pair_bounds, the_meeting_and_the_work_each_wait_at_most_one_timeout) {
+  // --pair-timeout 1 h, --timeout 40 ms: no single wait of a pair outlasts 40 ms.
+  auto bounds = fabric::pair_bounds::from_now(1h, 1h, 40ms);
+  EXPECT_EQ(bounds.meeting().each(), 40ms);
+  EXPECT_EQ(bounds.work_from_now().each(), 40ms);
+  // --pair-timeout 40 ms, --timeout 1 h: the pair's end bounds its every wait.
+  auto whole = fabric::pair_bounds::from_now(40ms, 40ms, 1h);
+  EXPECT_LE(whole.meeting().each(), 40ms);
+  EXPECT_LE(whole.work_from_now().each(), 40ms);
 }

@@ -101,18 +101,18 @@ void run_acm(const pair_job& job, pair_result& out) {
   namespace acm = fabric::acm;
   // Each side asks its own service for the other: no traffic between
   // them, so nothing to meet.
-  auto until = job.bounds.work_from_now();
+  auto work = job.bounds.work_from_now();
   auto bytes = acm::ip_bytes(job.peer_addr);
   if (bytes.empty())
     throw fabric::error(fabric::exit_code::usage,
                         fmt::format("--check acm looks up IP addresses; {} is not one", fabric::printable(job.peer_addr)));
   const std::vector<acm::endpoint> request{acm::endpoint::address(bytes, acm::flag_dest)};
-  auto service = acm::client::connect(job.options.acm_service, acm::service_port(), until);
+  auto service = acm::client::connect(job.options.acm_service, acm::service_port(), work.next());
   fabric::latency_stats took;
   out.lookups = 0;
   for (std::uint64_t i = 0, n = count_of(job); i < n; ++i) {
     auto t0 = fabric::clock::now();
-    auto reply = service.resolve(request, until);
+    auto reply = service.resolve(request, work.next());
     if (reply.status != 0)
       throw fabric::error(fabric::exit_code::resolve_failed,
                           fmt::format("ACM lookup of {}: {}", fabric::printable(job.peer_addr), acm::status_name(reply.status)));

@@ -24,9 +24,11 @@ namespace {
 bool active(const fabric::port_info& p) { return p.state == IBV_PORT_ACTIVE; }
 
 /// Pings this host's own address: a server thread listens on it, this
-/// thread connects to it. Both bounded by `until`.
+/// thread connects to it, each wait bounded by --timeout, the work by
+/// --pair-timeout.
 pair_result ping_self(const options& opt, const std::string& host, const std::string& address) {
   pair_result out;
+  const auto& r = opt.run;
   out.server = out.client = host;
   out.role = "client";
   out.port = opt.run.port;
@@ -35,8 +37,7 @@ pair_result ping_self(const options& opt, const std::string& host, const std::st
   plan.port = static_cast<std::uint16_t>(opt.run.port);
   plan.size = static_cast<std::uint32_t>(pair_size(opt.run));
   plan.count = static_cast<std::uint64_t>(pair_count(opt.run).value_or(100));
-  std::chrono::milliseconds timeout(opt.run.timeout_ms);
-  auto bounds = fabric::pair_bounds::from_now(timeout, timeout);
+  auto bounds = fabric::pair_bounds::from_now(r.each_wait(), r.pair_timeout(), r.each_wait());
   std::exception_ptr served;
   std::thread server([&] {
     try {

@@ -35,10 +35,11 @@ namespace {
 constexpr std::size_t max_line = std::size_t{1} << 20;
 /// The sweep number of the meeting before the first round.
 constexpr int start_sweep = -1;
-/// Timeouts rank 0 waits for the ranks of a meeting; a rank waits one more for the answer.
+/// Pair timeouts rank 0 waits for the ranks of a meeting (they may still
+/// be at a pair's work); a rank waits one more for the answer.
 constexpr int wait_timeouts = 4;
 
-std::chrono::milliseconds timeouts(const options& opt, int k) { return std::chrono::milliseconds(opt.run.timeout_ms) * k; }
+std::chrono::milliseconds timeouts(const options& opt, int k) { return opt.run.pair_timeout() * k; }
 
 /// This rank's figures of the pairs it measured: a latency check's p50s
 /// as the client, a bw pair's lower direction.
@@ -120,7 +121,7 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
   a.present.push_back(0);
   a.present.insert(a.present.end(), heard.begin(), heard.end());
   auto line = agreement_line(a);
-  auto answer_by = deadline::after(std::min(timeouts(opt, 1), std::chrono::milliseconds(2000)));
+  auto answer_by = deadline::after(std::min(opt.run.each_wait(), std::chrono::milliseconds(2000)));
   for (auto& p : peers) {
     if (!p->heard || !p->fd) continue;
     try {

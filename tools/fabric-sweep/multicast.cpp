@@ -17,8 +17,8 @@ std::vector<pair_result> run_group(const options& opt, const place& where, const
   auto n = static_cast<std::uint32_t>(where.hosts.size());
   auto me = static_cast<std::uint32_t>(where.rank);
   auto t0 = fabric::clock::now();
-  // Every wait of the check: the join, the meeting's own, the exchange.
-  auto until = fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms));
+  // The join's waits, each a wait of --timeout, all within a pair's time.
+  auto joining = fabric::wait_limit(r.each_wait()).until(fabric::deadline::after(r.pair_timeout()));
   fabric::group_plan plan;
   plan.group = r.group;
   plan.local = addrs[me];
@@ -30,7 +30,7 @@ std::vector<pair_result> run_group(const options& opt, const place& where, const
   std::optional<fabric::group_outcome> heard;
   std::string failure;
   try {
-    member.emplace(plan, until);
+    member.emplace(plan, joining);
   } catch (const fabric::error& e) {
     if (e.code() == fabric::exit_code::interrupted || e.code() == fabric::exit_code::output_closed) throw;
     failure = e.what();
@@ -40,7 +40,7 @@ std::vector<pair_result> run_group(const options& opt, const place& where, const
   met = gather_everyone(opt, where, addrs, sweep);
   if (member && met.error.empty()) {
     try {
-      heard = member->exchange(fabric::deadline::after(std::chrono::milliseconds(r.timeout_ms)));
+      heard = member->exchange(fabric::wait_limit(r.each_wait()).until(fabric::deadline::after(r.pair_timeout())));
     } catch (const fabric::error& e) {
       if (e.code() == fabric::exit_code::interrupted || e.code() == fabric::exit_code::output_closed) throw;
       failure = e.what();

@@ -87,7 +87,10 @@ void add_options(CLI::App& app, options& opt) {
   auto* quick = app.add_flag("--quick", r.quick, "One round: each host of the lower half of the list with its peer in the upper half");
   auto* pairs = app.add_option("--pairs", r.pairs_file, "Meet only these pairs: a file of 'host host' or 'round host host' lines")
       ->type_name(std::string(fabric::completion::file_type));
-  auto* timeout = fabric::cli::add_timeout_option(app, r.timeout_ms, "Longest a pair may take, its connection included, in ms");
+  auto* timeout = fabric::cli::add_timeout_option(app, r.timeout_ms);
+  auto* pair_timeout = app.add_option("--pair-timeout", r.pair_timeout_ms,
+                                      "Longest a pair may take once the two met, its every wait included, in ms")
+      ->check(CLI::Range(1, 86'400'000))->default_str("--timeout");
   auto* retests = app.add_option("--retests", r.retests, "Extra meetings of each outlier pair after the rounds (0: none)")
       ->check(CLI::Range(0, 10))->capture_default_str();
   auto* repeat = app.add_option("--repeat", r.repeat, "Sweeps to run, each --interval after the last began (0: until interrupted)")
@@ -127,7 +130,7 @@ void add_options(CLI::App& app, options& opt) {
   rep->fallthrough();  // -j, --json=lines and the verdict's options after "report" too
   std::vector<CLI::Option*> run_only{hosts,   rank,     address,  address_file, port,           run_check,
                                      acm_service, group, count, size,    duration,     unidirectional, quick,
-                                     pairs,   timeout,  retests,  repeat,       interval};
+                                     pairs,   timeout,  pair_timeout, retests, repeat,  interval};
   rep->callback([&opt, run_only] {
     refuse_given(run_only, "fabric-sweep report");
     opt.mode = mode::report;
@@ -169,8 +172,9 @@ void validate(const options& opt) {
   if (kind.judged != judged_by::bandwidth && r.unidirectional)
     fabric::cli::usage_error("--unidirectional: only --check bw has directions");
   if (r.count && r.duration_ms) fabric::cli::usage_error("-C and --duration: give one (writes, or a time)");
-  if (auto d = pair_duration(r); d && *d >= r.timeout_ms)
-    fabric::cli::usage_error(fmt::format("--duration {}: the writes must end within --timeout {}", *d, r.timeout_ms));
+  if (auto d = pair_duration(r); d && *d >= r.pair_timeout().count())
+    fabric::cli::usage_error(fmt::format("--duration {}: the writes must end within {} {}", *d,
+                                         r.pair_timeout_ms ? "--pair-timeout" : "--timeout", r.pair_timeout().count()));
   if (r.quick && !r.pairs_file.empty()) fabric::cli::usage_error("--quick and --pairs: give one");
   if (!kind.in_rounds && (r.quick || !r.pairs_file.empty()))
     fabric::cli::usage_error(fmt::format("--check {} has every host at once: no --quick or --pairs", kind.name));
@@ -196,6 +200,7 @@ nlohmann::json options_json(const options& o) {
             {"count", pair_count(o.run).value_or(100)},
             {"size", pair_size(o.run)},
             {"timeout", o.run.timeout_ms},
+            {"pair_timeout", o.run.pair_timeout().count()},
             {"prometheus", text_or_null(o.report.prometheus)},
             {"device", text_or_null(o.health.device)},
             {"expect_rate", fabric::value_or_null(o.health.expect_rate_gbps)},
@@ -216,6 +221,7 @@ nlohmann::json options_json(const options& o) {
           {"quick", r.quick},
           {"pairs", text_or_null(r.pairs_file)},
           {"timeout", r.timeout_ms},
+          {"pair_timeout", r.pair_timeout().count()},
           {"retests", r.retests},
           {"repeat", r.repeat},
           {"interval", r.interval_ms},

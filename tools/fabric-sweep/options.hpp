@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,13 +28,21 @@ struct run_options {
   bool unidirectional = false;  ///< --unidirectional: bw from the client (higher rank) to the server only
   bool quick = false;           ///< --quick: one round, the lower half of the hosts against the upper
   std::string pairs_file;       ///< --pairs: the pairs to meet, 'host host' or 'round host host' lines
-  int timeout_ms = 10000;       ///< --timeout: bound on each pair
+  int timeout_ms = 10000;       ///< --timeout: the longest any one wait may take
+  std::optional<int> pair_timeout_ms;  ///< --pair-timeout: a pair's work once met (default --timeout)
   int retests = 1;              ///< --retests: extra meetings of each outlier pair
   int repeat = 1;               ///< --repeat: sweeps to run, 0 until interrupted
   int interval_ms = 0;          ///< --interval: from one sweep's start to the next's
   sweep::check check = check::ping;  ///< --check: what each pair checks
   std::string acm_service{fabric::acm::default_unix_path};  ///< --acm-service: the service of --check acm
   std::string group = "239.255.185.15";  ///< --group: the multicast group of --check multicast
+
+  /// The longest any one wait may take (--timeout, every tool's meaning).
+  [[nodiscard]] std::chrono::milliseconds each_wait() const { return std::chrono::milliseconds(timeout_ms); }
+  /// How long a pair may take once the two met, its every wait included.
+  [[nodiscard]] std::chrono::milliseconds pair_timeout() const {
+    return std::chrono::milliseconds(pair_timeout_ms.value_or(timeout_ms));
+  }
 };
 
 struct report_options {

@@ -37,8 +37,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   out.role = serving ? "server" : "client";
   out.port = pair_port(r.port, static_cast<int>(where.hosts.size()), port_round, p);
   out.check = r.check;
-  std::chrono::milliseconds timeout(r.timeout_ms);
-  auto bounds = fabric::pair_bounds::from_now(timeout * (late + 1), timeout);
+  auto bounds = fabric::pair_bounds::from_now(r.pair_timeout() * (late + 1), r.pair_timeout(), r.each_wait());
   auto t0 = fabric::clock::now();
   try {
     run_check({r, serving, addrs[static_cast<std::size_t>(serving ? p.client : p.server)],

@@ -38,8 +38,8 @@ CLI::Option* add_timeout_option(CLI::App& app, wait_limit& limit) {
       ->default_str(std::to_string(limit.ms()));
 }
 
-CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view what) {
-  return app.add_option("--timeout", timeout_ms, std::string(what))
+CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms) {
+  return app.add_option("--timeout", timeout_ms, std::string(timeout_help))
       ->check(CLI::Range(1, 86'400'000))
       ->capture_default_str();
 }

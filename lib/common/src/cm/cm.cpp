@@ -143,10 +143,14 @@ void resolve_step(cm_channel& ch, Start start, rdma_cm_event_type done, rdma_cm_
 
 }  // namespace
 
+void resolve_addr(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit) {
+  resolve_step(ch, [&](int ms) { return rdma_resolve_addr(id, src, dst, ms); }, RDMA_CM_EVENT_ADDR_RESOLVED,
+               RDMA_CM_EVENT_ADDR_ERROR, limit.next(), fmt::format("rdma_resolve_addr {}", format_addr(dst)));
+}
+
 void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit) {
   std::string target = format_addr(dst);
-  resolve_step(ch, [&](int ms) { return rdma_resolve_addr(id, src, dst, ms); }, RDMA_CM_EVENT_ADDR_RESOLVED,
-               RDMA_CM_EVENT_ADDR_ERROR, limit.next(), fmt::format("rdma_resolve_addr {}", target));
+  resolve_addr(ch, id, src, dst, limit);
   resolve_step(ch, [&](int ms) { return rdma_resolve_route(id, ms); }, RDMA_CM_EVENT_ROUTE_RESOLVED,
                RDMA_CM_EVENT_ROUTE_ERROR, limit.next(), fmt::format("rdma_resolve_route {}", target));
 }

@@ -183,6 +183,12 @@ server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_po
   return {std::move(channel), std::move(listener), std::move(request), met, bounds.work_from_now()};
 }
 
+cm_id server_meeting::take_client() {
+  cm_id id(request.id());
+  request.reset();
+  return id;
+}
+
 cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog) {
   sockaddr_storage addr = copy_sockaddr(local);
   auto* sa = reinterpret_cast<sockaddr*>(&addr);

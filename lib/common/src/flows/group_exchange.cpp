@@ -50,7 +50,7 @@ struct group_member::state {
   double join_us = 0;
 };
 
-group_member::group_member(const group_plan& plan, const deadline& until) : s_(std::make_unique<state>()) {
+group_member::group_member(const group_plan& plan, const wait_limit& limit) : s_(std::make_unique<state>()) {
   auto& s = *s_;
   // Each member keeps a bit for every datagram of every member.
   if (plan.members > 0 && plan.count > (std::uint64_t{1} << 28) / plan.members)
@@ -62,13 +62,11 @@ group_member::group_member(const group_plan& plan, const deadline& until) : s_(s
   q.node = plan.group;
   q.port_space = RDMA_PS_UDP;
   q.qp_type = IBV_QPT_UD;
-  auto limit = wait_limit::by(until);
   q.lookup_timeout = limit.each();
   resolved_pair addrs = resolve_pair(q, plan.local);
   s.id = s.channel.create_id(RDMA_PS_UDP);
   std::string what = fmt::format("joining {}", printable(plan.group));
-  check_rc(rdma_resolve_addr(s.id.get(), addrs.src_addr(), addrs.dst_addr(), limit.ms()), fmt::format("rdma_resolve_addr {}", printable(plan.group)));
-  s.channel.expect(RDMA_CM_EVENT_ADDR_RESOLVED, until, what);
+  resolve_addr(s.channel, s.id.get(), addrs.src_addr(), addrs.dst_addr(), limit);
 
   auto port = query_port(s.id.get());
   port.path_mtu = port.active_mtu;
@@ -86,7 +84,7 @@ group_member::group_member(const group_plan& plan, const deadline& until) : s_(s
   auto t0 = clock::now();
   s.membership = join_multicast(s.id.get(), addrs.dst_addr(), join_mode::full_member);
   for (;;) {
-    auto ev = s.channel.next(until);
+    auto ev = s.channel.next(limit.next());
     if (!ev) throw error(exit_code::timeout, fmt::format("{}: no MULTICAST_JOIN in time", what));
     if (ev->type() == RDMA_CM_EVENT_MULTICAST_JOIN) {
       s.group = group_destination(*s.ep, joined_group(*ev));
@@ -101,7 +99,7 @@ group_member::~group_member() = default;
 
 double group_member::join_us() const noexcept { return s_->join_us; }
 
-group_outcome group_member::exchange(const deadline& until) {
+group_outcome group_member::exchange(const wait_limit& limit) {
   auto& s = *s_;
   const auto& plan = s.plan;
   auto& ep = *s.ep;
@@ -153,19 +151,19 @@ group_outcome group_member::exchange(const deadline& until) {
 
   std::array<ibv_wc, 16> wcs{};
   auto slot = ep.send_slot(0);
-  for (std::uint64_t number = 0; number < plan.count && !until.expired(); ++number) {
+  for (std::uint64_t number = 0; number < plan.count && !limit.expired(); ++number) {
     write_tag(slot, {plan.member, number});
     ep.post_send(s.group, 0, true);
     ++out.sent;
     for (bool sent = false; !sent;) {
-      auto n = ep.cq().wait(wcs, until);
+      auto n = ep.cq().wait(wcs, limit.next());
       if (n == 0) throw error(exit_code::timeout, fmt::format("sends to {} did not complete", printable(plan.group)));
       sent = handle(std::span(wcs.data(), n));
     }
   }
   last_heard = std::max(last_heard, clock::now());
   while (!all_heard()) {
-    auto quiet_end = deadline::at(last_heard + plan.quiet).min(until);
+    auto quiet_end = deadline::at(last_heard + plan.quiet).min(limit.next());
     auto n = ep.cq().wait(wcs, quiet_end);
     if (n == 0) break;
     handle(std::span(wcs.data(), n));

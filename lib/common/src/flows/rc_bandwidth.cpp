@@ -182,9 +182,9 @@ struct both_ways {
 
 /// After ESTABLISHED, on both sides: writes `job` (if any) with
 /// writes_in_flight writes outstanding, then sends its figures and waits
-/// for the peer's, all before `until`.
+/// for the peer's, each wait within `limit`.
 both_ways exchange(rc_endpoint& ep, buffers& b, const std::string& peer, const std::optional<write_job>& job,
-                   const deadline& until) {
+                   const wait_limit& limit) {
   both_ways out;
   std::uint64_t posted = 0, completed = 0;
   bool writing = job.has_value(), sent_done = false, done_delivered = false, heard_peer = false;
@@ -221,7 +221,7 @@ both_ways exchange(rc_endpoint& ep, buffers& b, const std::string& peer, const s
       post_send(ep.qp(), wr);
       sent_done = true;
     }
-    auto n = ep.cq().wait(wcs, until);
+    auto n = ep.cq().wait(wcs, limit.next());
     if (n == 0)
       throw error(exit_code::timeout, fmt::format("{}: {} in time", peer,
                                                   !sent_done      ? "the writes did not complete"
@@ -261,12 +261,8 @@ both_ways exchange(rc_endpoint& ep, buffers& b, const std::string& peer, const s
 
 bandwidth_outcome serve_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds) {
   auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds, fmt::format("a client on port {}", plan.port));
-  auto& channel = m.channel;
-  const auto t0 = m.met;
-  const auto until = m.until;
-  cm_id id(m.request.id());
   auto asked = decode_request(private_data_of(m.request));
-  m.request.reset();
+  cm_id id = m.take_client();
   bandwidth_outcome out;
   out.peer = peer_name(id.get());
   auto refuse = [&](exit_code code, const std::string& why) {
@@ -285,13 +281,13 @@ bandwidth_outcome serve_bandwidth(const bandwidth_plan& plan, const pair_bounds&
   rc_endpoint ep(id.get(), bandwidth_config());
   buffers b(ep.pd(), asked->size, asked->bidirectional);
   b.post_done_recv(ep.qp());
-  accept_rc(channel, id.get(), ep, until, encode_reply(b.advertised(asked->size)));
-  out.connect_us = us_since(t0);
+  accept_rc(m.channel, id.get(), ep, m.work.next(), encode_reply(b.advertised(asked->size)));
+  out.connect_us = us_since(m.met);
   std::optional<write_job> job;
   if (asked->bidirectional)
     job = write_job{{asked->addr, asked->rkey, asked->size}, asked->size, asked->count,
                     std::chrono::milliseconds(asked->duration_ms)};
-  auto ways = exchange(ep, b, out.peer, job, until);
+  auto ways = exchange(ep, b, out.peer, job, m.work);
   out.server_to_client = ways.mine;
   out.client_to_server = ways.theirs;
   if (!out.client_to_server) throw error(exit_code::protocol, fmt::format("{}: the client wrote nothing", out.peer));
@@ -310,7 +306,7 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
     std::vector<std::byte> reply;
   };
   auto link = dial_until_listening(bounds.meet, [&] {
-    connected out{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), wait_limit::by(bounds.meet)), nullptr, {}};
+    connected out{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), bounds.meeting()), nullptr, {}};
     check_write_size(out.c.id.get(), plan.size);
     out.b = std::make_unique<buffers>(out.c.endpoint->pd(), plan.size, true);
     out.b->post_done_recv(out.c.endpoint->qp());
@@ -318,10 +314,10 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
     h.bidirectional = plan.bidirectional;
     h.count = plan.count;
     h.duration_ms = static_cast<std::uint32_t>(plan.duration.count());
-    out.reply = connect_rc(out.c, bounds.meet, encode_request(h));
+    out.reply = connect_rc(out.c, bounds.meeting().next(), encode_request(h));
     return out;
   });
-  auto until = bounds.work_from_now();
+  auto work = bounds.work_from_now();
   bandwidth_outcome out;
   out.connect_us = us_since(t0);
   out.peer = peer_name(link.c.id.get());
@@ -330,7 +326,7 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
   if (!reply || reply->size < plan.size)
     throw error(exit_code::protocol, fmt::format("{}: its accept is not a bandwidth reply", out.peer));
   write_job job{{reply->addr, reply->rkey, reply->size}, plan.size, plan.count, plan.duration};
-  auto ways = exchange(*link.c.endpoint, *link.b, out.peer, job, until);
+  auto ways = exchange(*link.c.endpoint, *link.b, out.peer, job, work);
   out.client_to_server = ways.mine;
   out.server_to_client = ways.theirs;
   if (plan.bidirectional && !out.server_to_client)

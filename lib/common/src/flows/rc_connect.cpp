@@ -19,14 +19,14 @@ rc_config setup_config() {
 
 /// One connection of the client, from its id's creation to ESTABLISHED;
 /// then it is disconnected and torn down before the next one starts.
-double connect_once(const connect_plan& plan, const deadline& until, std::string& peer) {
+double connect_once(const connect_plan& plan, const wait_limit& limit, std::string& peer) {
   auto t0 = clock::now();
-  rc_client c = prepare_rc_client({plan.addr, "", plan.port}, setup_config(), wait_limit::by(until));
-  connect_rc(c, until);
+  rc_client c = prepare_rc_client({plan.addr, "", plan.port}, setup_config(), limit);
+  connect_rc(c, limit.next());
   double setup_us = us_since(t0);
   peer = peer_name(c.id.get());
   check_rc(rdma_disconnect(c.id.get()), "rdma_disconnect");
-  c.channel.expect(RDMA_CM_EVENT_DISCONNECTED, until, fmt::format("the disconnection from {}", peer));
+  c.channel.expect(RDMA_CM_EVENT_DISCONNECTED, limit.next(), fmt::format("the disconnection from {}", peer));
   return setup_us;
 }
 
@@ -40,16 +40,16 @@ connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& 
   connect_outcome out;
   for (std::uint64_t i = 0; i < plan.count; ++i) {
     auto request = i == 0 ? std::move(m.request)
-                          : channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, m.until,
+                          : channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, m.work.next(),
                                            fmt::format("connection {} of {} on port {}", i + 1, plan.count, plan.port));
     cm_id id(request.id());
     request.reset();
     rc_endpoint ep(id.get(), setup_config());
-    accept_rc(channel, id.get(), ep, m.until);
+    accept_rc(channel, id.get(), ep, m.work.next());
     ++out.connected;
     out.peer = peer_name(id.get());
     // The client ends each connection before it makes the next.
-    channel.expect(RDMA_CM_EVENT_DISCONNECTED, m.until, fmt::format("{} to disconnect", out.peer));
+    channel.expect(RDMA_CM_EVENT_DISCONNECTED, m.work.next(), fmt::format("{} to disconnect", out.peer));
   }
   out.elapsed_us = us_since(m.met);
   return out;
@@ -62,13 +62,13 @@ connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bo
   // yet; its time counts from the attempt that got through.
   out.setup.add(dial_until_listening(bounds.meet, [&] {
     t0 = clock::now();
-    return connect_once(plan, bounds.meet, out.peer);
+    return connect_once(plan, bounds.meeting(), out.peer);
   }));
   ++out.connected;
   // Once a connection was made, a refusal is the answer.
-  auto until = bounds.work_from_now();
+  auto work = bounds.work_from_now();
   for (std::uint64_t i = 1; i < plan.count; ++i) {
-    out.setup.add(connect_once(plan, until, out.peer));
+    out.setup.add(connect_once(plan, work, out.peer));
     ++out.connected;
   }
   out.elapsed_us = us_since(t0);

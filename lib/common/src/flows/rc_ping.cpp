@@ -76,26 +76,22 @@ private:
 
 ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds) {
   auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds, fmt::format("a client on port {}", plan.port));
-  auto& channel = m.channel;
-  const auto t0 = m.met;
-  const auto until = m.until;
-  cm_id id(m.request.id());
-  m.request.reset();
+  cm_id id = m.take_client();
   rc_endpoint ep(id.get(), ping_config());
   registered_buffer buf(ep.pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
   post_recv(ep, buf, plan.size);
-  accept_rc(channel, id.get(), ep, until);
+  accept_rc(m.channel, id.get(), ep, m.work.next());
   ping_outcome out;
-  out.connect_us = us_since(t0);
+  out.connect_us = us_since(m.met);
   out.peer = peer_name(id.get());
   completions done(ep, out.peer);
   for (std::uint64_t i = 0; i < plan.count; ++i) {
-    done.wait_for(i, i + 1, until);
+    done.wait_for(i, i + 1, m.work.next());
     if (i + 1 < plan.count) post_recv(ep, buf, plan.size);
     post_send(ep, buf, plan.size);
     ++out.exchanged;
   }
-  done.wait_for(plan.count, plan.count, until);
+  done.wait_for(plan.count, plan.count, m.work.next());
   rdma_disconnect(id.get());
   return out;
 }
@@ -107,13 +103,13 @@ ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
     registered_buffer buf;  // destroyed before the connection's PD
   };
   auto link = dial_until_listening(bounds.meet, [&] {
-    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), wait_limit::by(bounds.meet)), {}};
+    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), bounds.meeting()), {}};
     out.buf = registered_buffer(out.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
     post_recv(*out.c.endpoint, out.buf, plan.size);
-    connect_rc(out.c, bounds.meet);
+    connect_rc(out.c, bounds.meeting().next());
     return out;
   });
-  auto until = bounds.work_from_now();
+  auto work = bounds.work_from_now();
   auto& ep = *link.c.endpoint;
   ping_outcome out;
   out.connect_us = us_since(t0);
@@ -122,7 +118,7 @@ ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
   for (std::uint64_t i = 0; i < plan.count; ++i) {
     auto sent = clock::now();
     post_send(ep, link.buf, plan.size);
-    done.wait_for(i + 1, i + 1, until);
+    done.wait_for(i + 1, i + 1, work.next());
     out.rtt.add(us_since(sent));
     ++out.exchanged;
     if (i + 1 < plan.count) post_recv(ep, link.buf, plan.size);

@@ -63,13 +63,12 @@ struct ud_client {
 
 /// One SIDR exchange: resolves, creates the endpoint, and asks the server.
 /// A server that does not listen yet throws error(connect_failed).
-std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadline& until) {
+std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_limit& limit) {
   addr_query q;
   q.node = plan.addr;
   q.service = std::to_string(plan.port);
   q.port_space = RDMA_PS_UDP;
   q.qp_type = IBV_QPT_UD;
-  auto limit = wait_limit::by(until);
   q.lookup_timeout = limit.each();
   resolved_pair addrs = resolve_pair(q, "");
 
@@ -84,7 +83,7 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadlin
   std::string what = fmt::format("the UD server at {} port {}", printable(plan.addr), plan.port);
   check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", printable(plan.addr)));
   for (;;) {
-    auto ev = c->channel.next(until);
+    auto ev = c->channel.next(limit.next());
     if (!ev) throw error(exit_code::timeout, fmt::format("no answer from {} in time", what));
     if (ev->type() == RDMA_CM_EVENT_ESTABLISHED) {
       const auto& ud = ev->ud();
@@ -105,10 +104,8 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const deadlin
 datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
   const auto size = datagram_bytes(plan);
   auto m = await_client(plan.addr, plan.port, RDMA_PS_UDP, bounds, fmt::format("a UD client on port {}", plan.port));
-  const auto t0 = m.met;
-  const auto until = m.until;
-  cm_id id(m.request.id());
-  m.request.reset();
+  const auto& work = m.work;
+  cm_id id = m.take_client();
   auto port = query_port(id.get());
   datagram_outcome out;
   out.peer = peer_name(id.get());
@@ -123,7 +120,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
   rdma_conn_param param{};
   param.qp_num = ep.qpn();
   check_rc(rdma_accept(id.get(), &param), "rdma_accept");
-  out.connect_us = us_since(t0);
+  out.connect_us = us_since(m.met);
 
   // Only the client's QP is answered: it is learned from its first
   // datagram (the QPN its immediate data names), from the host that asked.
@@ -136,7 +133,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
   std::array<ibv_wc, 8> wcs{};
   bool last_came = false;
   while (!last_came) {
-    auto quiet = out.received == 0 ? until : deadline::after(idle).min(until);
+    auto quiet = out.received == 0 ? work.next() : deadline::after(idle).min(work.next());
     auto n = ep.cq().wait(wcs, quiet);
     if (n == 0) {
       if (out.received == 0) throw error(exit_code::timeout, fmt::format("{}: no datagram in time", out.peer));
@@ -173,7 +170,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
       // Every send slot busy: the sends of a moment ago complete first.
       while (busy[next_slot]) {
         std::array<ibv_wc, 1> sent{};
-        if (ep.cq().wait(sent, until) == 0) throw error(exit_code::timeout, fmt::format("{}: sends did not complete", out.peer));
+        if (ep.cq().wait(sent, work.next()) == 0) throw error(exit_code::timeout, fmt::format("{}: sends did not complete", out.peer));
         usable(sent[0], out.peer);
         if (ud_endpoint::is_send(sent[0])) busy[ud_endpoint::slot_of(sent[0])] = false;
         else ep.post_recv(ud_endpoint::slot_of(sent[0]));  // a datagram while the queue is full: dropped
@@ -191,7 +188,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
     }
   }
   // Let the last replies leave before the QP goes.
-  for (auto deadline_left = deadline::after(plan.reply_timeout).min(until);
+  for (auto deadline_left = deadline::after(plan.reply_timeout).min(work.next());
        std::any_of(busy.begin(), busy.end(), [](bool b) { return b; });) {
     auto n = ep.cq().wait(wcs, deadline_left);
     if (n == 0) break;
@@ -203,25 +200,25 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
 
 datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
   auto t0 = clock::now();
-  auto c = dial_until_listening(bounds.meet, [&] { return connect_once(plan, bounds.meet); });
-  auto until = bounds.work_from_now();
+  auto c = dial_until_listening(bounds.meet, [&] { return connect_once(plan, bounds.meeting()); });
+  auto work = bounds.work_from_now();
   datagram_outcome out;
   out.connect_us = us_since(t0);
   out.peer = peer_name(c->id.get());
   auto& ep = *c->ep;
   auto slot = ep.send_slot(0);
   std::array<ibv_wc, 8> wcs{};
-  for (std::uint64_t number = 0; number < plan.count && !until.expired(); ++number) {
+  for (std::uint64_t number = 0; number < plan.count && !work.expired(); ++number) {
     std::fill(slot.begin(), slot.end(), std::byte{0});
     std::memcpy(slot.data(), &number, number_bytes);
     auto sent_at = clock::now();
     ep.post_send(c->server, 0, true);
     ++out.sent;
     bool send_done = false, reply = false;
-    auto wait_until = deadline::after(plan.reply_timeout).min(until);
+    auto wait_until = deadline::after(plan.reply_timeout).min(work.next());
     // The reply, or its time is up; the send always completes first.
     while (!send_done || !reply) {
-      auto n = ep.cq().wait(wcs, send_done ? wait_until : until);
+      auto n = ep.cq().wait(wcs, send_done ? wait_until : work.next());
       if (n == 0) {
         if (!send_done) throw error(exit_code::timeout, fmt::format("{}: the send did not complete", out.peer));
         break;  // lost

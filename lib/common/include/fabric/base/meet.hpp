@@ -6,6 +6,7 @@
 
 #include "fabric/base/error.hpp"
 #include "fabric/base/wait.hpp"
+#include "fabric/base/wait_limit.hpp"
 
 #include <chrono>
 #include <utility>
@@ -38,20 +39,27 @@ auto dial_until_listening(const deadline& until, Dial&& dial, RetryOn&& retry_on
   }
 }
 
-/// The two bounds of a check between two hosts. Its peer may come late,
+/// The bounds of a check between two hosts. Its peer may come late,
 /// still busy with an earlier peer, so meeting it has a deadline of its
 /// own; once they met, the check has `work` for the rest, however late
-/// the meeting was.
+/// the meeting was. Each wait, of the meeting and of the work, takes at
+/// most `each` (--timeout) besides.
 struct pair_bounds {
-  deadline meet = deadline::never();    ///< the last moment to meet the peer
+  deadline meet = deadline::never();      ///< the last moment to meet the peer
   std::chrono::milliseconds work{10000};  ///< from the meeting to the end
+  std::chrono::milliseconds each{10000};  ///< the longest any one wait may take
 
-  /// Both bounds from now: meet within `meet_within`, then `work`.
-  static pair_bounds from_now(std::chrono::milliseconds meet_within, std::chrono::milliseconds work) {
-    return {deadline::after(meet_within), work};
+  /// The bounds from now: meet within `meet_within`, then `work`, each
+  /// wait at most `each`.
+  static pair_bounds from_now(std::chrono::milliseconds meet_within, std::chrono::milliseconds work,
+                              std::chrono::milliseconds each) {
+    return {deadline::after(meet_within), work, each};
   }
-  /// The deadline of the work, for a caller that just met its peer.
-  [[nodiscard]] deadline work_from_now() const { return deadline::after(work); }
+  /// The waits of the meeting: each at most `each`, all by `meet`.
+  [[nodiscard]] wait_limit meeting() const { return wait_limit(each).until(meet); }
+  /// The waits of the work, for a caller that just met its peer: each at
+  /// most `each`, all within `work` from now.
+  [[nodiscard]] wait_limit work_from_now() const { return wait_limit(each).until(deadline::after(work)); }
 };
 
 }  // namespace fabric

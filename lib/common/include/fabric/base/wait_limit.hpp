@@ -24,6 +24,12 @@ public:
   /// Every wait ends by `until`, however long it started before: for a
   /// check bounded as a whole rather than wait by wait.
   [[nodiscard]] static wait_limit by(const deadline& until) noexcept { return wait_limit(std::nullopt, until); }
+  /// The same limit, every wait also ending by `until`: for a run of
+  /// waits bounded both one by one and as a whole.
+  [[nodiscard]] wait_limit until(const deadline& until) const noexcept { return wait_limit(each_, by_.min(until)); }
+
+  /// Whether the whole run's time is up (never, without `by`).
+  [[nodiscard]] bool expired() const { return by_.expired(); }
 
   /// The deadline of one wait that starts now.
   [[nodiscard]] deadline next() const { return each_ ? deadline::after(*each_).min(by_) : by_; }

@@ -38,9 +38,8 @@ inline constexpr std::string_view timeout_help =
 /// what `limit` holds.
 CLI::Option* add_timeout_option(CLI::App& app, wait_limit& limit);
 
-/// Adds a --timeout MS option of another meaning, said by `what`
-/// (fabric-sweep's bound on a whole check), with the given default.
-CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms, std::string_view what);
+/// The same, in whole milliseconds (fabric-sweep, whose pairs read it).
+CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms);
 
 /// A usage error: the exit code is usage, the message says what is wrong.
 [[noreturn]] void usage_error(const std::string& message);

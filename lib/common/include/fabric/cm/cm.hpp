@@ -117,4 +117,7 @@ inline constexpr std::chrono::milliseconds resolve_try{2000};
 /// is tried again while the wait has time left.
 void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit);
 
+/// The address alone, the same way (a multicast group has no route).
+void resolve_addr(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit);
+
 }  // namespace fabric

@@ -113,15 +113,19 @@ cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port
 
 /// A server's side of a check's meeting: listening on `port` (of `addr`;
 /// empty: every address) in port space `ps` until its client's request
-/// came, by bounds.meet; the work's deadline counts from then. Members go
-/// in teardown order: the request is acknowledged before the listener's id
+/// came, by bounds.meet; the work's waits count from then. Members go in
+/// teardown order: the request is acknowledged before the listener's id
 /// goes, and the ids before their channel.
 struct server_meeting {
   cm_channel channel;
   cm_id listener;
   cm_event request;
   clock::time_point met;   ///< when the request came
-  deadline until;          ///< bounds.work from then
+  wait_limit work;         ///< bounds.work from then, each wait bounds.each
+
+  /// The client's id, out of its request, which is acknowledged (its
+  /// private data is gone then).
+  cm_id take_client();
 };
 
 /// Listens and waits for the client of a check; throws error(timeout)

@@ -43,9 +43,9 @@ struct group_outcome {
 class group_member {
 public:
   /// Joins (resolving the group from plan.local). Throws error(timeout)
-  /// when the join does not complete before `until`, error(no_device)
-  /// when plan.size does not fit the port.
-  group_member(const group_plan& plan, const deadline& until);
+  /// when a wait of the join outlasts `limit`, error(no_device) when
+  /// plan.size does not fit the port.
+  group_member(const group_plan& plan, const wait_limit& limit);
   ~group_member();
   group_member(const group_member&) = delete;
   group_member& operator=(const group_member&) = delete;
@@ -54,8 +54,8 @@ public:
 
   /// Sends plan.count datagrams to the group and counts what comes from
   /// every other member, until each sent plan.count, or nothing came for
-  /// plan.quiet after this member's sends, or `until`.
-  group_outcome exchange(const deadline& until);
+  /// plan.quiet after this member's sends, or `limit` ended a wait.
+  group_outcome exchange(const wait_limit& limit);
 
 private:
   struct state;
