@@ -183,6 +183,16 @@ server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_po
   return {std::move(channel), std::move(listener), std::move(request), met, bounds.work_from_now()};
 }
 
+std::optional<std::size_t> wait_unless_peer_left(event_cq& cq, std::span<ibv_wc> out, cm_channel& channel,
+                                                 const deadline& until, std::string_view peer) {
+  auto n = cq.wait_or(out, channel.fd(), until);
+  if (n > 0 || until.expired()) return n;
+  auto ev = channel.next(until);  // the channel is readable: its event is there
+  if (!ev) return 0;
+  if (ev->type() == RDMA_CM_EVENT_DISCONNECTED) return std::nullopt;
+  throw event_error(*ev, peer);
+}
+
 cm_id server_meeting::take_client() {
   cm_id id(request.id());
   request.reset();

@@ -182,9 +182,11 @@ struct both_ways {
 
 /// After ESTABLISHED, on both sides: writes `job` (if any) with
 /// writes_in_flight writes outstanding, then sends its figures and waits
-/// for the peer's, each wait within `limit`.
-both_ways exchange(rc_endpoint& ep, buffers& b, const std::string& peer, const std::optional<write_job>& job,
-                   const wait_limit& limit) {
+/// for the peer's, each wait within `limit`. A peer that heard ours may
+/// disconnect before its ACK of it left: its DISCONNECTED on `channel`
+/// says it was taken.
+both_ways exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::string& peer,
+                   const std::optional<write_job>& job, const wait_limit& limit) {
   both_ways out;
   std::uint64_t posted = 0, completed = 0;
   bool writing = job.has_value(), sent_done = false, done_delivered = false, heard_peer = false;
@@ -221,7 +223,14 @@ both_ways exchange(rc_endpoint& ep, buffers& b, const std::string& peer, const s
       post_send(ep.qp(), wr);
       sent_done = true;
     }
-    auto n = ep.cq().wait(wcs, limit.next());
+    std::size_t n = 0;
+    if (sent_done && heard_peer) {
+      auto got = wait_unless_peer_left(ep.cq(), wcs, channel, limit.next(), peer);
+      if (!got) break;  // the peer left with our figures
+      n = *got;
+    } else {
+      n = ep.cq().wait(wcs, limit.next());
+    }
     if (n == 0)
       throw error(exit_code::timeout, fmt::format("{}: {} in time", peer,
                                                   !sent_done      ? "the writes did not complete"
@@ -287,7 +296,7 @@ bandwidth_outcome serve_bandwidth(const bandwidth_plan& plan, const pair_bounds&
   if (asked->bidirectional)
     job = write_job{{asked->addr, asked->rkey, asked->size}, asked->size, asked->count,
                     std::chrono::milliseconds(asked->duration_ms)};
-  auto ways = exchange(ep, b, out.peer, job, m.work);
+  auto ways = exchange(ep, m.channel, b, out.peer, job, m.work);
   out.server_to_client = ways.mine;
   out.client_to_server = ways.theirs;
   if (!out.client_to_server) throw error(exit_code::protocol, fmt::format("{}: the client wrote nothing", out.peer));
@@ -326,7 +335,7 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
   if (!reply || reply->size < plan.size)
     throw error(exit_code::protocol, fmt::format("{}: its accept is not a bandwidth reply", out.peer));
   write_job job{{reply->addr, reply->rkey, reply->size}, plan.size, plan.count, plan.duration};
-  auto ways = exchange(*link.c.endpoint, *link.b, out.peer, job, work);
+  auto ways = exchange(*link.c.endpoint, link.c.channel, *link.b, out.peer, job, work);
   out.client_to_server = ways.mine;
   out.server_to_client = ways.theirs;
   if (plan.bidirectional && !out.server_to_client)

@@ -51,22 +51,38 @@ public:
     std::array<ibv_wc, 4> wcs{};
     while (sends_ < sends || recvs_ < recvs) {
       auto n = ep_.cq().wait(wcs, until);
-      if (n == 0)
-        throw error(exit_code::timeout,
-                    fmt::format("{}: {} in time", peer_, recvs_ < recvs ? "no ping back" : "no send completion"));
-      for (std::size_t i = 0; i < n; ++i) {
-        if (wcs[i].status != IBV_WC_SUCCESS)
-          throw error(exit_code::connect_failed, fmt::format("{}: {} failed: {}", peer_,
-                                                             wcs[i].wr_id == recv_id ? "receive" : "send",
-                                                             ibv_wc_status_str(wcs[i].status)));
-        ++(wcs[i].wr_id == recv_id ? recvs_ : sends_);
-      }
+      if (n == 0) throw timed_out(recvs);
+      take(std::span(wcs.data(), n));
+    }
+  }
+
+  /// The server's last wait: its last reply's completion, or the client's
+  /// DISCONNECTED (a client leaves once it has every reply).
+  void wait_for_last(std::uint64_t sends, cm_channel& channel, const deadline& until) {
+    std::array<ibv_wc, 4> wcs{};
+    while (sends_ < sends) {
+      auto n = wait_unless_peer_left(ep_.cq(), wcs, channel, until, peer_);
+      if (!n) return;
+      if (*n == 0) throw timed_out(recvs_);
+      take(std::span(wcs.data(), *n));
     }
   }
 
   [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
 
 private:
+  void take(std::span<const ibv_wc> wcs) {
+    for (const auto& wc : wcs) {
+      if (wc.status != IBV_WC_SUCCESS)
+        throw error(exit_code::connect_failed, fmt::format("{}: {} failed: {}", peer_, wc.wr_id == recv_id ? "receive" : "send",
+                                                           ibv_wc_status_str(wc.status)));
+      ++(wc.wr_id == recv_id ? recvs_ : sends_);
+    }
+  }
+  [[nodiscard]] error timed_out(std::uint64_t recvs) const {
+    return error(exit_code::timeout, fmt::format("{}: {} in time", peer_, recvs_ < recvs ? "no ping back" : "no send completion"));
+  }
+
   rc_endpoint& ep_;
   std::string peer_;
   std::uint64_t sends_ = 0, recvs_ = 0;
@@ -91,7 +107,7 @@ ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds) {
     post_send(ep, buf, plan.size);
     ++out.exchanged;
   }
-  done.wait_for(plan.count, plan.count, m.work.next());
+  done.wait_for_last(plan.count, m.channel, m.work.next());
   rdma_disconnect(id.get());
   return out;
 }

@@ -13,7 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 namespace fabric {
@@ -142,6 +144,15 @@ cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, 
 /// and waits on `channel` for ESTABLISHED.
 void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until,
                std::span<const std::byte> private_data = {});
+
+/// A wait for the completions of a connection's last sends, which need
+/// the peer's ACK: a peer that had everything may disconnect before its
+/// ACK left, and then they never come. Returns completions (at least one)
+/// or 0 when `until` passed, as event_cq::wait; nullopt when the peer's
+/// DISCONNECTED came instead, which says it had everything. Any other
+/// event on `channel` is an error of `peer`.
+std::optional<std::size_t> wait_unless_peer_left(event_cq& cq, std::span<ibv_wc> out, cm_channel& channel,
+                                                 const deadline& until, std::string_view peer);
 
 /// The private data a connection event carries (empty when none).
 std::vector<std::byte> private_data_of(const cm_event& ev);
