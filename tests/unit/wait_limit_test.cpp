@@ -1,5 +1,6 @@
 #include "fabric/base/meet.hpp"
 #include "fabric/base/wait_limit.hpp"
+#include "fabric/cm/cm.hpp"
 
 #include <gtest/gtest.h>
 
@@ -56,4 +57,12 @@ TEST(pair_bounds, the_meeting_and_the_work_each_wait_at_most_one_timeout) {
   auto whole = fabric::pair_bounds::from_now(40ms, 40ms, 1h);
   EXPECT_LE(whole.meeting().each(), 40ms);
   EXPECT_LE(whole.work_from_now().each(), 40ms);
+}
+
+TEST(resolve_try, a_resolution_is_asked_in_tries_of_at_most_resolve_try_within_its_wait) {
+  EXPECT_EQ(fabric::resolve_try_ms(fabric::deadline::never()), fabric::resolve_try.count());
+  EXPECT_EQ(fabric::resolve_try_ms(fabric::deadline::after(1h)), fabric::resolve_try.count());
+  EXPECT_LE(fabric::resolve_try_ms(fabric::deadline::after(500ms)), 500);
+  EXPECT_GT(fabric::resolve_try_ms(fabric::deadline::after(500ms)), 400);
+  EXPECT_EQ(fabric::resolve_try_ms(fabric::deadline::at({})), 1);
 }

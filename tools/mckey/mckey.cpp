@@ -28,6 +28,7 @@ struct member final : ud_result_member<qp_result> {
   multicast_membership membership;  // leaves before the QP and the id go
   ud_destination group;             // its AH goes before the endpoint's PD
   clock::time_point join_started;
+  deadline resolving = deadline::never();  // the end of its group address's wait
 
   [[nodiscard]] bool ready() const override { return result().state == "joined"; }
 };
@@ -107,13 +108,22 @@ private:
       check_infiniband_only(m.id.get());
       if (unmapped_)
         start_join(m);
-      else
-        check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), opt_.timeout.ms()), fmt::format("rdma_resolve_addr {}", group_));
+      else {
+        m.resolving = opt_.timeout.next();
+        try_addr(m);
+      }
     }
 
     run_.settle(
         *channel_, [this](member& m, const cm_event& ev) { return join_event(m, ev); },
         [this](const member& m) { return fmt::format("qp {}: no join of {} within {} ms", m.index, group_, opt_.timeout.ms()); });
+  }
+
+  // The group's address is asked of the kernel in tries (resolve_try),
+  // each tried again within the wait (retry_resolution).
+  void try_addr(member& m) {
+    check_rc(rdma_resolve_addr(m.id.get(), src(), dst(), resolve_try_ms(m.resolving)),
+             fmt::format("rdma_resolve_addr {}", group_));
   }
 
   void start_join(member& m) {
@@ -148,6 +158,10 @@ private:
 
   // Returns true when the QP reached its end (joined or failed).
   bool join_event(member& m, const cm_event& ev) {
+    if (retry_resolution(ev, m.resolving)) {
+      try_addr(m);
+      return false;
+    }
     switch (ev.type()) {
       case RDMA_CM_EVENT_ADDR_RESOLVED:
         start_join(m);

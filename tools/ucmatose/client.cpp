@@ -18,6 +18,9 @@ bool client::on_connect_request(fabric::cm_event& /*ev*/) { return false; }
 void client::on_flow_event(fabric::cm_event& ev, std::size_t i) {
   if (ev.type() == RDMA_CM_EVENT_ADDR_RESOLVED) on_addr_resolved(i);
   if (ev.type() == RDMA_CM_EVENT_ROUTE_RESOLVED) on_route_resolved(i);
+  // A try the kernel ended within the wait (session::handle asked retry_resolution).
+  if (ev.type() == RDMA_CM_EVENT_ADDR_ERROR) try_addr(i);
+  if (ev.type() == RDMA_CM_EVENT_ROUTE_ERROR) try_route(i);
 }
 
 void client::on_addr_resolved(std::size_t i) {
@@ -27,10 +30,24 @@ void client::on_addr_resolved(std::size_t i) {
   set_id_options(o_, con_, c.id, true);
   c.st = conn_state::resolving_route;
   table_.start(i, step::resolve_route, now);
-  fabric::check_rc(rdma_resolve_route(c.id, o_.timeout.ms()), "rdma_resolve_route");
+  c.resolving = o_.timeout.next();
+  try_route(i);
   // The device is known now (if it was not from the start): the QPs are
   // made ahead while routes resolve.
   devices_.start_helper(c.id->verbs, c.id->port_num);
+}
+
+// Address and route are asked of the kernel in tries (resolve_try), each
+// tried again within the connection's wait.
+void client::try_addr(std::size_t i) {
+  auto& c = table_[i];
+  fabric::check_rc(rdma_resolve_addr(c.id, addrs_.src_addr(), addrs_.dst_addr(), fabric::resolve_try_ms(c.resolving)),
+                   fmt::format("rdma_resolve_addr {}", fabric::format_addr(addrs_.dst_addr())));
+}
+
+void client::try_route(std::size_t i) {
+  auto& c = table_[i];
+  fabric::check_rc(rdma_resolve_route(c.id, fabric::resolve_try_ms(c.resolving)), "rdma_resolve_route");
 }
 
 void client::on_route_resolved(std::size_t i) {
@@ -78,12 +95,14 @@ void client::run() {
   con_.line("cmatose: connecting");
   table_.begin_setup(table_.stamp());
   table_.set_pending(n);
+  auto resolving = o_.timeout.next();
   for (std::size_t i = 0; i < n; ++i) {
     table_.start(i, step::resolve_addr);
-    if (rdma_resolve_addr(table_[i].id, addrs_.src_addr(), addrs_.dst_addr(), o_.timeout.ms()) != 0) {
-      int err = errno;
-      table_.fail(i, fmt::format("rdma_resolve_addr {}: {}", fabric::format_addr(addrs_.dst_addr()), std::strerror(err)),
-                  fabric::classify_errno(err));
+    table_[i].resolving = resolving;
+    try {
+      try_addr(i);
+    } catch (const fabric::error& e) {
+      table_.fail(i, e.what(), e.code());
     }
   }
   connect_phase([&] { return table_.pending() == 0; });

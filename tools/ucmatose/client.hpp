@@ -21,6 +21,8 @@ private:
   void on_flow_event(fabric::cm_event& ev, std::size_t i) override;
   void on_addr_resolved(std::size_t i);
   void on_route_resolved(std::size_t i);
+  void try_addr(std::size_t i);
+  void try_route(std::size_t i);
 
   fabric::resolved_pair addrs_;
 };

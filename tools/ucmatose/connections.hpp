@@ -31,6 +31,7 @@ struct connection {
   fabric::cm_qp qp;
   conn_state st = conn_state::resolving_addr;
   std::array<fabric::clock::time_point, step_count> started{};
+  fabric::deadline resolving = fabric::deadline::at({});  ///< the end of its address's or route's wait
   std::uint64_t send_done = 0, recv_done = 0;  ///< completions of any status
   bool disconnect_started = false;          ///< we called rdma_disconnect
   bool disconnected = false;                ///< DISCONNECTED arrived

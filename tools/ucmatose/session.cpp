@@ -54,6 +54,11 @@ bool session::handle(fabric::cm_event& ev) {
   std::size_t i = *index;
   auto& c = table_[i];
   try {
+    // The kernel ended a try of the client's resolution: its flow asks again.
+    if (fabric::retry_resolution(ev, c.resolving)) {
+      on_flow_event(ev, i);
+      return true;
+    }
     switch (ev.type()) {
       case RDMA_CM_EVENT_ESTABLISHED: {
         auto now = table_.stamp();

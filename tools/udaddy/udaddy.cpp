@@ -29,6 +29,7 @@ struct connection final : ud_result_member<connection_result> {
   std::optional<ibv_gid> peer_gid;           // the source its datagrams carry
   std::optional<std::uint32_t> sender_qpn;   // the QP they come from, once known
   clock::time_point started;
+  deadline resolving = deadline::never();    // the end of its address's or route's wait
 
   [[nodiscard]] bool ready() const override { return result().state == "connected"; }
 };
@@ -137,8 +138,8 @@ private:
       auto& c = add_connection();
       c.id = channel_->create_id(ps_, &c);
       c.started = clock::now();
-      check_rc(rdma_resolve_addr(c.id.get(), rai_.src_addr(), rai_.dst_addr(), opt_.timeout.ms()),
-               fmt::format("rdma_resolve_addr {}", printable(opt_.server)));
+      c.resolving = opt_.timeout.next_from(c.started);
+      try_addr(c);
     }
     run_.settle(
         *channel_, [this](connection& c, const cm_event& ev) { return client_event(c, ev); },
@@ -148,8 +149,26 @@ private:
         });
   }
 
+  // Address and route are asked of the kernel in tries (resolve_try),
+  // each tried again within the wait (retry_resolution).
+  void try_addr(connection& c) {
+    check_rc(rdma_resolve_addr(c.id.get(), rai_.src_addr(), rai_.dst_addr(), resolve_try_ms(c.resolving)),
+             fmt::format("rdma_resolve_addr {}", printable(opt_.server)));
+  }
+  void try_route(connection& c) {
+    check_rc(rdma_resolve_route(c.id.get(), resolve_try_ms(c.resolving)),
+             fmt::format("rdma_resolve_route {}", printable(opt_.server)));
+  }
+
   // Returns true when the connection reached its end (connected or failed).
   bool client_event(connection& c, const cm_event& ev) {
+    if (retry_resolution(ev, c.resolving)) {
+      if (ev.type() == RDMA_CM_EVENT_ADDR_ERROR)
+        try_addr(c);
+      else
+        try_route(c);
+      return false;
+    }
     switch (ev.type()) {
       case RDMA_CM_EVENT_ADDR_RESOLVED:
         if (tos_) {
@@ -157,8 +176,8 @@ private:
           if (rdma_set_option(c.id.get(), RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof tos) != 0)
             con_.warning(fmt::format("cannot set the type of service: {}", std::strerror(errno)));
         }
-        check_rc(rdma_resolve_route(c.id.get(), opt_.timeout.ms()),
-                 fmt::format("rdma_resolve_route {}", printable(opt_.server)));
+        c.resolving = opt_.timeout.next();
+        try_route(c);
         return false;
       case RDMA_CM_EVENT_ROUTE_RESOLVED: {
         make_endpoint(c, query_port(c.id.get()));

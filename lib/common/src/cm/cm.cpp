@@ -120,6 +120,17 @@ ibv_context* sole_device() {
   return list && n == 1 ? list.get()[0] : nullptr;
 }
 
+int resolve_try_ms(const deadline& until) {
+  int left = until.poll_timeout();
+  auto ms = static_cast<int>(resolve_try.count());
+  return left >= 0 ? std::clamp(left, 1, ms) : ms;
+}
+
+bool retry_resolution(const cm_event& ev, const deadline& until) {
+  return (ev.type() == RDMA_CM_EVENT_ADDR_ERROR || ev.type() == RDMA_CM_EVENT_ROUTE_ERROR) &&
+         ev.status() == -ETIMEDOUT && !until.expired();
+}
+
 namespace {
 
 /// One resolution step, tried until it succeeds, fails otherwise than by
@@ -129,14 +140,11 @@ template <class Start>
 void resolve_step(cm_channel& ch, Start start, rdma_cm_event_type done, rdma_cm_event_type failed,
                   const deadline& until, const std::string& what) {
   for (;;) {
-    int left = until.poll_timeout();
-    auto ms = static_cast<int>(resolve_try.count());
-    if (left >= 0) ms = std::clamp(left, 1, ms);
-    check_rc(start(ms), what);
+    check_rc(start(resolve_try_ms(until)), what);
     auto ev = ch.next(until);
     if (!ev) throw error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", what, event_name(done)));
     if (ev->type() == done && ev->status() == 0) return;
-    if (ev->type() == failed && ev->status() == -ETIMEDOUT && !until.expired()) continue;
+    if (ev->type() == failed && retry_resolution(*ev, until)) continue;
     throw event_error(*ev, what);
   }
 }

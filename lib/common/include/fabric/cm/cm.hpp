@@ -112,6 +112,16 @@ ibv_context* sole_device();
 /// several tries, each this long, not of one.
 inline constexpr std::chrono::milliseconds resolve_try{2000};
 
+/// The milliseconds of one try of a resolution whose wait ends at
+/// `until`: resolve_try, or what is left when that is less (at least 1).
+int resolve_try_ms(const deadline& until);
+
+/// Whether `ev` is the end of a try (ADDR_ERROR or ROUTE_ERROR, ETIMEDOUT)
+/// of a resolution whose wait, ending at `until`, has time for another:
+/// for event loops that drive many resolutions at once, as
+/// resolve_addr_route does one.
+bool retry_resolution(const cm_event& ev, const deadline& until);
+
 /// Resolves address then route of a client id, waiting for both events,
 /// each a wait of `limit`: a try the kernel ends ETIMEDOUT (resolve_try)
 /// is tried again while the wait has time left.
