@@ -1,5 +1,6 @@
 #include "fabric/cli/cli.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,6 +1,7 @@
 #include "ib_acme/ib_acme.hpp"
 #include "parse_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 TEST(IbAcme, AddrFileNamesTheFirstActivePortAndEveryPort) {

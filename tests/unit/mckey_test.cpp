@@ -1,6 +1,7 @@
 #include "mckey/mckey.hpp"
 #include "parse_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

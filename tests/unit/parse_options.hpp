@@ -4,6 +4,7 @@
 
 #include "fabric/cli/cli.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <string>
 #include <vector>

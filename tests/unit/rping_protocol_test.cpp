@@ -3,6 +3,7 @@
 
 #include "parse_options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

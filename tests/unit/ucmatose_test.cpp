@@ -3,6 +3,7 @@
 #include "ucmatose/progress_timer.hpp"
 #include "ucmatose/ucmatose.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

@@ -3,6 +3,7 @@
 
 #include "fabric/cm/ud.hpp"
 
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 

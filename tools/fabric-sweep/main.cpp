@@ -2,6 +2,8 @@
 #include "report.hpp"
 #include "run.hpp"
 
+#include <CLI/CLI.hpp>
+
 int main(int argc, char** argv) {
   CLI::App app{"Check every pair of hosts of a cluster in rounds, launched by srun, clush or pdsh; "
                "'fabric-sweep report' merges every host's output into one matrix; "

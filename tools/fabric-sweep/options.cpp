@@ -5,6 +5,7 @@
 #include "fabric/cli/completion.hpp"
 #include "fabric/cli/json_values.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -20,8 +20,6 @@ bool endpoints::list_one(acm::client& c, const std::string& svc, int index) {
     }
     std::string row = fmt::format("{},0x{:016x},{},0x{:04x},{},{}", fabric::printable(svc), reply.dev_guid, reply.port_num, reply.pkey,
                                   index, fabric::printable(reply.prov_name));
-    // Appended whole: "," + string made GCC 12's -O3 warn of an overlapping
-    // memcpy (-Wrestrict) that cannot happen, failing Release builds.
     for (const auto& a : reply.addrs) row += fmt::format(",{}", fabric::printable(a));
     out_("{}\n", row);
     port_count = reply.phys_port_cnt;

@@ -1,5 +1,7 @@
 #include "ib_acme.hpp"
 
+#include <CLI/CLI.hpp>
+
 int main(int argc, char** argv) {
   CLI::App app{"Test the ibacm service, generate its configuration files, probe which of its options fit this host",
                "ib_acme"};

@@ -7,6 +7,7 @@
 #include "fabric/cli/json_values.hpp"
 #include "fabric/cli/range.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <pwd.h>

@@ -1,5 +1,7 @@
 #include "mckey.hpp"
 
+#include <CLI/CLI.hpp>
+
 int main(int argc, char** argv) {
   CLI::App app{"Multicast over rdma_cm: join a group on UD QPs, then send to it or count what arrives", "mckey"};
   mckey::options opt;

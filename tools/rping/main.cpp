@@ -1,5 +1,7 @@
 #include "rping.hpp"
 
+#include <CLI/CLI.hpp>
+
 int main(int argc, char** argv) {
   CLI::App app{"RDMA ping: checks RC connections, RDMA READ and RDMA WRITE between two hosts", "rping"};
   rping::options opt;

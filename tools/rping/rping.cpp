@@ -4,7 +4,6 @@
 #include "protocol.hpp"
 
 #include "fabric/verbs/addr.hpp"
-#include "fabric/cli/completion.hpp"
 #include "fabric/base/meet.hpp"
 #include "fabric/cm/rc.hpp"
 #include "fabric/base/wait.hpp"

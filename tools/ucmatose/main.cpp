@@ -1,5 +1,7 @@
 #include "ucmatose.hpp"
 
+#include <CLI/CLI.hpp>
+
 int main(int argc, char** argv) {
   CLI::App app{"RDMA CM connection test: sets up many RC connections at once, exchanges messages, tears them down",
                "ucmatose"};

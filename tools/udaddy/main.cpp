@@ -1,5 +1,7 @@
 #include "udaddy.hpp"
 
+#include <CLI/CLI.hpp>
+
 int main(int argc, char** argv) {
   CLI::App app{"Unreliable datagrams over rdma_cm (SIDR): a server replies to each client message", "udaddy"};
   udaddy::options opt;

@@ -6,6 +6,7 @@
 #include "fabric/cli/json_values.hpp"
 #include "fabric/cm/ud.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 

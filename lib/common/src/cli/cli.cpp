@@ -4,6 +4,7 @@
 #include "fabric/cli/console.hpp"
 #include "fabric/base/wait.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

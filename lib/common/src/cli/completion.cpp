@@ -1,5 +1,6 @@
 #include "fabric/cli/completion.hpp"
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>

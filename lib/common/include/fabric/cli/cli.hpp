@@ -8,12 +8,18 @@
 #include "fabric/base/error.hpp"
 #include "fabric/base/wait_limit.hpp"
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <string_view>
+
+// CLI11's classes are only named here: <CLI/CLI.hpp> costs seconds to
+// compile, so only the files that build or read a command line include it.
+namespace CLI {
+class App;
+class Option;
+}  // namespace CLI
 
 namespace fabric::cli {
 

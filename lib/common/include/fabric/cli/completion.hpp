@@ -6,7 +6,7 @@
 /// CLI::IsMember({"udp", "ipoib"}) completes those words, and the type
 /// names below complete from the system.
 
-#include <CLI/CLI.hpp>
+#include "fabric/cli/cli.hpp"
 
 #include <string>
 #include <string_view>
