@@ -154,27 +154,24 @@ json_check() { _json_eval document "$@"; }
 # document last) and `d` is the document.
 json_lines_check() { _json_eval lines "$@"; }
 
+# The checks are answered by one python process for the whole script
+# (tests/json/check_server), started by the first: importing jsonschema
+# costs seconds in the guest.
 _json_eval() {
-  /usr/bin/python3 - "$1" "$2" "$3" "$_JSON_LIB" <<'PY'
-import json, sys
-sys.path.insert(0, sys.argv[4])
-import fabric_json
-mode, path, expr = sys.argv[1:4]
-with open(path, encoding="utf-8") as f:
-    text = f.read()
-try:
-    lines = fabric_json.parse_lines(text) if mode == "lines" else [json.loads(text)]
-    fabric_json.check_all(lines)
-    d = lines[-1]
-    kind = lambda k: [r for r in d["results"] if r["kind"] == k]
-    if eval("(" + expr + ")", {"d": d, "lines": lines, "kind": kind}):
-        sys.exit(0)
-    print("    | expression is false")
-except Exception as e:
-    print("\n".join("    | " + line for line in str(e).splitlines()))
-print("\n".join("    | " + line for line in text.splitlines()[:60]))
-sys.exit(1)
-PY
+  if [ -z "${_json_pid:-}" ]; then
+    coproc _JSON_SERVER { exec /usr/bin/python3 "$_JSON_LIB/check_server"; }
+    _json_pid=$_JSON_SERVER_PID _json_in=${_JSON_SERVER[1]} _json_out=${_JSON_SERVER[0]}
+  fi
+  printf '%s\0%s\0%s\0' "$1" "$2" "$3" >&"$_json_in"
+  local line
+  while IFS= read -r line <&"$_json_out"; do
+    case $line in
+      "@@done "*) return "${line#@@done }" ;;
+      *) printf '%s\n' "$line" ;;
+    esac
+  done
+  echo "    | the JSON check server ended"
+  return 1
 }
 _JSON_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")/../json" && pwd)
 
@@ -182,6 +179,11 @@ _JSON_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")/../json" && pwd)
 finish() {
   local pid
   for pid in "${_bg_pid[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  # The check server ends at the end of its requests.
+  if [ -n "${_json_pid:-}" ]; then
+    exec {_json_in}>&-
+    wait "$_json_pid" 2>/dev/null || true
+  fi
   rm -rf "$WORK"
   echo "$_passed passed, $_failed failed"
   [ "$_failed" -eq 0 ]
