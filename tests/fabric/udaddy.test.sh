@@ -23,8 +23,8 @@ pair() {
   expect_bg srv "$src" "$name: server" 30
 }
 
-# Every combination of -c runs in all three pairings.
-for c in 1 2 3 4 5 6 7 8; do
+# One, two, several and the most connections, in all three pairings.
+for c in 1 2 5 8; do
   pair "ours<->ours -c $c" 0 0 "$BIN/udaddy -b $ADDR -c $c $T" "$BIN/udaddy -s $ADDR -c $c $T"
   pair "ours client, rdma-core server -c $c" 0 0 "$ORIG/udaddy -b $ADDR -c $c" "$BIN/udaddy -s $ADDR -c $c $T"
   pair "rdma-core client, ours server -c $c" 0 0 "$BIN/udaddy -b $ADDR -c $c $T" "$ORIG/udaddy -s $ADDR -c $c"
