@@ -28,7 +28,7 @@ struct member final : ud_result_member<qp_result> {
   multicast_membership membership;  // leaves before the QP and the id go
   ud_destination group;             // its AH goes before the endpoint's PD
   clock::time_point join_started;
-  deadline resolving = deadline::never();  // the end of its group address's wait
+  deadline resolving = deadline::at({});   // the end of its group address's wait (none yet: passed)
 
   [[nodiscard]] bool ready() const override { return result().state == "joined"; }
 };

@@ -29,7 +29,7 @@ struct connection final : ud_result_member<connection_result> {
   std::optional<ibv_gid> peer_gid;           // the source its datagrams carry
   std::optional<std::uint32_t> sender_qpn;   // the QP they come from, once known
   clock::time_point started;
-  deadline resolving = deadline::never();    // the end of its address's or route's wait
+  deadline resolving = deadline::at({});     // the end of its address's or route's wait (none yet: passed)
 
   [[nodiscard]] bool ready() const override { return result().state == "connected"; }
 };
