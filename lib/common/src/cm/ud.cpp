@@ -88,11 +88,13 @@ ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(c
   std::uint32_t spill = spill_bytes(cfg.size, mtu_bytes(pa.active_mtu));
   pd_ = alloc_pd(id->verbs);
   cq_ = std::make_unique<event_cq>(id->verbs, static_cast<int>(cfg.send_depth + cfg.recv_depth), false);
-  recv_buf_ = registered_buffer(pd_.get(), std::size_t{cfg.recv_depth} * (grh_bytes + cfg.size), IBV_ACCESS_LOCAL_WRITE);
-  // One area for every receive's overflow: such datagrams are dropped
-  // unread, so a slot's worth of memory per receive would buy nothing.
-  if (spill > 0) spill_buf_ = registered_buffer(pd_.get(), spill, IBV_ACCESS_LOCAL_WRITE);
-  send_buf_ = registered_buffer(pd_.get(), std::size_t{cfg.send_depth} * cfg.size, IBV_ACCESS_LOCAL_WRITE);
+  // One registration: the receive slots, the send slots, and one area for
+  // every receive's overflow (such datagrams are dropped unread, so a
+  // slot's worth of memory per receive would buy nothing).
+  send_at_ = std::size_t{cfg.recv_depth} * (grh_bytes + cfg.size);
+  spill_at_ = send_at_ + std::size_t{cfg.send_depth} * cfg.size;
+  spill_ = spill;
+  buf_ = registered_buffer(pd_.get(), spill_at_ + spill_, IBV_ACCESS_LOCAL_WRITE);
 
   ibv_qp_init_attr_ex attr{};
   attr.qp_context = this;
@@ -131,9 +133,9 @@ std::uint32_t ud_endpoint::qkey() const {
 void ud_endpoint::post_recv(std::uint32_t slot) {
   std::size_t stride = grh_bytes + cfg_.size;
   std::array<ibv_sge, 2> sges{};
-  sges[0] = {recv_buf_.addr() + slot * stride, static_cast<std::uint32_t>(stride), recv_buf_.lkey()};
+  sges[0] = {buf_.addr() + slot * stride, static_cast<std::uint32_t>(stride), buf_.lkey()};
   int n = 1;
-  if (spill_buf_.size() > 0) sges[n++] = spill_buf_.sge(static_cast<std::uint32_t>(spill_buf_.size()));
+  if (spill_ > 0) sges[n++] = {buf_.addr() + spill_at_, spill_, buf_.lkey()};
   ibv_recv_wr wr{};
   wr.wr_id = slot;
   wr.sg_list = sges.data();
@@ -147,11 +149,11 @@ void ud_endpoint::post_recvs(std::uint32_t n) {
 
 std::span<const std::byte> ud_endpoint::payload(std::uint32_t slot, std::size_t length) const noexcept {
   std::size_t stride = grh_bytes + cfg_.size;
-  return {recv_buf_.data() + slot * stride + grh_bytes, std::min<std::size_t>(length, cfg_.size)};
+  return {buf_.data() + slot * stride + grh_bytes, std::min<std::size_t>(length, cfg_.size)};
 }
 
 std::span<std::byte> ud_endpoint::send_slot(std::uint32_t slot) const noexcept {
-  return {send_buf_.data() + std::size_t{slot} * cfg_.size, cfg_.size};
+  return {buf_.data() + send_at_ + std::size_t{slot} * cfg_.size, cfg_.size};
 }
 
 void ud_endpoint::post_send(const ud_destination& to, std::uint32_t slot, bool signaled) {
@@ -166,7 +168,7 @@ void ud_endpoint::post_sends(const ud_destination& to, std::span<const ud_send> 
     std::size_t n = std::min(sends.size(), send_batch);
     for (std::size_t i = 0; i < n; ++i) {
       auto slot = sends[i].slot;
-      sges[i] = ibv_sge{send_buf_.addr() + std::size_t{slot} * cfg_.size, cfg_.size, send_buf_.lkey()};
+      sges[i] = ibv_sge{buf_.addr() + send_at_ + std::size_t{slot} * cfg_.size, cfg_.size, buf_.lkey()};
       auto& wr = wrs[i];
       wr = ibv_send_wr{};
       wr.wr_id = send_flag | slot;
@@ -194,7 +196,7 @@ ibv_grh ud_endpoint::grh(std::uint32_t slot) const {
   // A slot is grh_bytes + size long, so a GRH need not be aligned for
   // ibv_grh: it is copied out, not referred to in place.
   ibv_grh h;
-  std::memcpy(&h, recv_buf_.data() + slot * (grh_bytes + cfg_.size), sizeof h);
+  std::memcpy(&h, buf_.data() + slot * (grh_bytes + cfg_.size), sizeof h);
   return h;
 }
 

@@ -189,9 +189,10 @@ private:
   // Members go bottom-up: the QP first, then the buffers' MRs, the CQ, the PD.
   protection_domain pd_;
   std::unique_ptr<event_cq> cq_;
-  registered_buffer recv_buf_;
-  registered_buffer spill_buf_;  // empty when size already holds the port's MTU
-  registered_buffer send_buf_;
+  registered_buffer buf_;        // receive slots, then send slots, then the spill area
+  std::size_t send_at_ = 0;      // where the send slots start in buf_
+  std::size_t spill_at_ = 0;     // where the spill area starts
+  std::uint32_t spill_ = 0;      // its length; 0 when size already holds the port's MTU
   cm_qp qp_;
 };
 
