@@ -137,6 +137,7 @@ private:
     ud_config cfg;
     cfg.size = static_cast<std::uint32_t>(opt_.size);
     cfg.block_self_loopback = opt_.no_loopback;
+    cfg.keep_payloads = opt_.verify;  // only --verify reads what arrived
     cfg = clamp_depths(cfg, count(), port);
     check_buffer_budget(cfg, static_cast<std::uint64_t>(opt_.connections));
     m.ep = std::make_unique<ud_endpoint>(m.id.get(), cfg);

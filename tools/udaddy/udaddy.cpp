@@ -93,6 +93,7 @@ private:
     if (count() > 0) check_ud_size(static_cast<std::size_t>(opt_.size), port);
     ud_config cfg;
     cfg.size = static_cast<std::uint32_t>(opt_.size);
+    cfg.keep_payloads = opt_.verify;  // only --verify reads what arrived
     cfg = clamp_depths(cfg, count(), port);
     check_buffer_budget(cfg, static_cast<std::uint64_t>(opt_.connections));
     c.ep = std::make_unique<ud_endpoint>(c.id.get(), cfg);

@@ -31,7 +31,10 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
   // Send and receive completions share one CQ.
   std::uint64_t limit = std::min<std::uint64_t>(port.max_qp_wr, port.max_cqe / 2);
   auto depth = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(count, 1, std::max<std::uint64_t>(limit, 1)));
-  cfg.send_depth = depth;
+  // Receives need a slot per message in flight (datagrams have no flow
+  // control); sends reuse theirs once completed, so a deeper send queue
+  // would only register more memory.
+  cfg.send_depth = std::min(depth, max_send_depth);
   cfg.recv_depth = depth;
   return cfg;
 }
@@ -89,12 +92,14 @@ ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(c
   pd_ = alloc_pd(id->verbs);
   cq_ = std::make_unique<event_cq>(id->verbs, static_cast<int>(cfg.send_depth + cfg.recv_depth), false);
   // One registration: the receive slots, the send slots, and one area for
-  // every receive's overflow (such datagrams are dropped unread, so a
-  // slot's worth of memory per receive would buy nothing).
-  send_at_ = std::size_t{cfg.recv_depth} * (grh_bytes + cfg.size);
-  spill_at_ = send_at_ + std::size_t{cfg.send_depth} * cfg.size;
-  spill_ = spill;
-  buf_ = registered_buffer(pd_.get(), spill_at_ + spill_, IBV_ACCESS_LOCAL_WRITE);
+  // what no receive keeps: the payloads when they are not read, and every
+  // receive's overflow (such datagrams are dropped unread, so a slot's
+  // worth of memory per receive would buy nothing).
+  recv_stride_ = grh_bytes + (cfg.keep_payloads ? cfg.size : 0);
+  send_at_ = std::size_t{cfg.recv_depth} * recv_stride_;
+  shared_at_ = send_at_ + std::size_t{cfg.send_depth} * cfg.size;
+  shared_ = (cfg.keep_payloads ? 0 : cfg.size) + spill;
+  buf_ = registered_buffer(pd_.get(), shared_at_ + shared_, IBV_ACCESS_LOCAL_WRITE);
 
   ibv_qp_init_attr_ex attr{};
   attr.qp_context = this;
@@ -103,7 +108,7 @@ ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(c
   attr.cap.max_send_wr = cfg.send_depth;
   attr.cap.max_recv_wr = cfg.recv_depth;
   attr.cap.max_send_sge = 1;
-  attr.cap.max_recv_sge = spill > 0 ? 2 : 1;
+  attr.cap.max_recv_sge = shared_ > 0 ? 2 : 1;
   attr.qp_type = IBV_QPT_UD;
   attr.sq_sig_all = 0;
   attr.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -131,11 +136,10 @@ std::uint32_t ud_endpoint::qkey() const {
 }
 
 void ud_endpoint::post_recv(std::uint32_t slot) {
-  std::size_t stride = grh_bytes + cfg_.size;
   std::array<ibv_sge, 2> sges{};
-  sges[0] = {buf_.addr() + slot * stride, static_cast<std::uint32_t>(stride), buf_.lkey()};
+  sges[0] = {buf_.addr() + slot * recv_stride_, static_cast<std::uint32_t>(recv_stride_), buf_.lkey()};
   int n = 1;
-  if (spill_ > 0) sges[n++] = {buf_.addr() + spill_at_, spill_, buf_.lkey()};
+  if (shared_ > 0) sges[n++] = {buf_.addr() + shared_at_, shared_, buf_.lkey()};
   ibv_recv_wr wr{};
   wr.wr_id = slot;
   wr.sg_list = sges.data();
@@ -148,8 +152,8 @@ void ud_endpoint::post_recvs(std::uint32_t n) {
 }
 
 std::span<const std::byte> ud_endpoint::payload(std::uint32_t slot, std::size_t length) const noexcept {
-  std::size_t stride = grh_bytes + cfg_.size;
-  return {buf_.data() + slot * stride + grh_bytes, std::min<std::size_t>(length, cfg_.size)};
+  if (!cfg_.keep_payloads) return {};
+  return {buf_.data() + slot * recv_stride_ + grh_bytes, std::min<std::size_t>(length, cfg_.size)};
 }
 
 std::span<std::byte> ud_endpoint::send_slot(std::uint32_t slot) const noexcept {
@@ -193,10 +197,10 @@ address_handle ud_endpoint::create_ah(const ibv_ah_attr& attr) const {
 }
 
 ibv_grh ud_endpoint::grh(std::uint32_t slot) const {
-  // A slot is grh_bytes + size long, so a GRH need not be aligned for
+  // A slot is grh_bytes (+ size) long, so a GRH need not be aligned for
   // ibv_grh: it is copied out, not referred to in place.
   ibv_grh h;
-  std::memcpy(&h, buf_.data() + slot * (grh_bytes + cfg_.size), sizeof h);
+  std::memcpy(&h, buf_.data() + slot * recv_stride_, sizeof h);
   return h;
 }
 

@@ -79,12 +79,22 @@ std::string port_space_name(rdma_port_space ps);
 struct ud_config {
   std::uint32_t size = 0;          ///< payload bytes of each message
   std::uint32_t send_depth = 1;    ///< send work requests (and send slots)
-  std::uint32_t recv_depth = 1;    ///< receive slots, each grh_bytes + size
+  std::uint32_t recv_depth = 1;    ///< receive slots, each grh_bytes + size (grh_bytes without keep_payloads)
+  /// Whether each receive keeps its payload for payload() to read. Without,
+  /// a receive keeps only its GRH and every payload lands in one area the
+  /// receives share: what a run needs that reads only a datagram's source
+  /// and length, for a fraction of the memory to register.
+  bool keep_payloads = true;
   bool block_self_loopback = false;  ///< ask for IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
 };
 
+/// The deepest send queue clamp_depths asks for: its slots are reused as
+/// sends complete, so more would only register more memory.
+inline constexpr std::uint32_t max_send_depth = 256;
+
 /// Depths for `count` messages each way, clamped so that both queues and
-/// their shared CQ fit the device: at least 1 each.
+/// their shared CQ fit the device: at least 1 each, the send queue at most
+/// max_send_depth.
 ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port) noexcept;
 
 /// The most bytes of message buffers a run registers over all its QPs.
@@ -114,10 +124,12 @@ struct ud_destination {
 
 /// PD, CQ, UD QP on an rdma_cm id, and registered send and receive slots.
 /// Work request ids tell sends from receives and name the slot. Each
-/// receive scatters into its slot (GRH and `size` payload bytes) and then
-/// into one spill area the receives share, so that it holds a datagram as
-/// large as the port's active MTU: no datagram, whoever sends it, can fail
-/// a receive and with it the QP. What lands in the spill area is never read.
+/// receive scatters into its slot (GRH and `size` payload bytes; only the
+/// GRH without keep_payloads, the payload then going to an area the
+/// receives share) and then into one spill area the receives share, so
+/// that it holds a datagram as large as the port's active MTU: no
+/// datagram, whoever sends it, can fail a receive and with it the QP.
+/// What lands in a shared area is never read.
 class ud_endpoint {
 public:
   /// Creates everything on `id` (which must be bound to a device). With
@@ -148,7 +160,7 @@ public:
   void post_recvs(std::uint32_t n);
 
   /// The payload of receive slot `slot` (after the GRH), `length` bytes
-  /// long but never more than size.
+  /// long but never more than size; empty without keep_payloads.
   [[nodiscard]] std::span<const std::byte> payload(std::uint32_t slot, std::size_t length) const noexcept;
   /// Send slot `slot`, size bytes, to fill before posting.
   [[nodiscard]] std::span<std::byte> send_slot(std::uint32_t slot) const noexcept;
@@ -189,10 +201,11 @@ private:
   // Members go bottom-up: the QP first, then the buffers' MRs, the CQ, the PD.
   protection_domain pd_;
   std::unique_ptr<event_cq> cq_;
-  registered_buffer buf_;        // receive slots, then send slots, then the spill area
+  registered_buffer buf_;        // receive slots, send slots, then the shared area
+  std::size_t recv_stride_ = 0;  // one receive slot's bytes
   std::size_t send_at_ = 0;      // where the send slots start in buf_
-  std::size_t spill_at_ = 0;     // where the spill area starts
-  std::uint32_t spill_ = 0;      // its length; 0 when size already holds the port's MTU
+  std::size_t shared_at_ = 0;    // where the area the receives share starts
+  std::uint32_t shared_ = 0;     // its length (payloads not kept, then spill); may be 0
   cm_qp qp_;
 };
 
