@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 namespace rping {
 
@@ -30,9 +31,15 @@ void link::post_recv() {
 }
 
 void link::send_info(const buffer_info& info) {
+  ibv_sge sge{};
+  ibv_send_wr wr = info_wr(info, sge);
+  fabric::post_send(ep_.qp(), wr);
+}
+
+ibv_send_wr link::info_wr(const buffer_info& info, ibv_sge& sge) {
   auto bytes = encode(info);
   std::memcpy(send_.data(), bytes.data(), bytes.size());
-  ibv_sge sge = send_.sge(info_size);
+  sge = send_.sge(info_size);
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND;
   // A completion for every send would cost a wakeup each; one in
@@ -41,7 +48,7 @@ void link::send_info(const buffer_info& info) {
   wr.send_flags = (signaled ? IBV_SEND_SIGNALED : 0) | (ep_.max_inline() >= info_size ? IBV_SEND_INLINE : 0);
   wr.sg_list = &sge;
   wr.num_sge = 1;
-  fabric::post_send(ep_.qp(), wr);
+  return wr;
 }
 
 void link::check_cm_events() {
@@ -73,16 +80,18 @@ ibv_wc link::next_completion(const char* waiting_for) {
     const ibv_wc& wc = polled_[next_++];
     if (wc.status == IBV_WC_WR_FLUSH_ERR) throw peer_gone();
     if (wc.status != IBV_WC_SUCCESS)
-      throw fabric::wc_error(wc, wc.wr_id == write_ahead_id ? std::string("RDMA WRITE")
-                                                            : fmt::format("waiting for {}", waiting_for));
+      throw fabric::wc_error(wc, wc.wr_id == write_id  ? std::string("RDMA WRITE")
+                                 : wc.wr_id == read_id ? std::string("RDMA READ")
+                                                       : fmt::format("waiting for {}", waiting_for));
     // Our own SENDs need no attention once they succeeded.
     if (wc.opcode == IBV_WC_SEND) continue;
     return wc;
   }
 }
 
-buffer_info link::await_info() {
-  ibv_wc wc = next_completion("message");
+buffer_info link::await_info() { return take_info(next_completion("message")); }
+
+buffer_info link::take_info(const ibv_wc& wc) {
   if (wc.opcode != IBV_WC_RECV)
     throw error(exit_code::protocol, fmt::format("unexpected completion (opcode {}) while waiting for a message", static_cast<int>(wc.opcode)));
   auto info = decode({recv_.data(), std::min<std::size_t>(wc.byte_len, recv_.size())});
@@ -92,17 +101,49 @@ buffer_info link::await_info() {
   return *info;
 }
 
-void link::rdma(ibv_wr_opcode op, const buffer_info& remote, std::uint32_t length) {
-  fabric::post_rdma(ep_.qp(), op, rdma_, length, remote);
-  const char* what = op == IBV_WR_RDMA_READ ? "RDMA READ completion" : "RDMA WRITE completion";
-  ibv_wc wc = next_completion(what);
-  auto want = op == IBV_WR_RDMA_READ ? IBV_WC_RDMA_READ : IBV_WC_RDMA_WRITE;
-  if (wc.opcode != want)
-    throw error(exit_code::protocol, fmt::format("peer sent a message while we waited for an {}", what));
+buffer_info link::read_then_send(const buffer_info& remote, std::uint32_t length, const buffer_info& info) {
+  ibv_sge read_sge = rdma_.sge(length);
+  ibv_send_wr read{};
+  read.wr_id = read_id;
+  read.opcode = IBV_WR_RDMA_READ;
+  read.send_flags = IBV_SEND_SIGNALED;
+  read.sg_list = &read_sge;
+  read.num_sge = 1;
+  read.wr.rdma.remote_addr = remote.addr;
+  read.wr.rdma.rkey = remote.rkey;
+  ibv_sge send_sge{};
+  ibv_send_wr send = info_wr(info, send_sge);
+  read.next = &send;
+  fabric::post_send(ep_.qp(), read);
+  // The READ's completion and the peer's answer come in either order.
+  bool read_done = false;
+  std::optional<buffer_info> answer;
+  while (!read_done || !answer) {
+    ibv_wc wc = next_completion(read_done ? "message" : "RDMA READ completion");
+    if (wc.opcode == IBV_WC_RDMA_READ) {
+      read_done = true;
+    } else if (!answer) {
+      answer = take_info(wc);
+    } else {
+      throw error(exit_code::protocol, "peer sent two messages while an RDMA READ of it was in flight");
+    }
+  }
+  return *answer;
 }
 
-void link::write_ahead(const buffer_info& remote, std::uint32_t length) {
-  fabric::post_rdma(ep_.qp(), IBV_WR_RDMA_WRITE, rdma_, length, remote, write_ahead_id, false);
+void link::write_then_send(const buffer_info& remote, std::uint32_t length, const buffer_info& info) {
+  ibv_sge write_sge = rdma_.sge(length);
+  ibv_send_wr write{};
+  write.wr_id = write_id;
+  write.opcode = IBV_WR_RDMA_WRITE;
+  write.sg_list = &write_sge;
+  write.num_sge = 1;
+  write.wr.rdma.remote_addr = remote.addr;
+  write.wr.rdma.rkey = remote.rkey;
+  ibv_sge send_sge{};
+  ibv_send_wr send = info_wr(info, send_sge);
+  write.next = &send;
+  fabric::post_send(ep_.qp(), write);
 }
 
 }  // namespace rping

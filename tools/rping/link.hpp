@@ -41,22 +41,33 @@ public:
   /// bytes, peer_gone when the connection was torn down. Re-posts the receive.
   buffer_info await_info();
 
-  /// RDMA READ from, or WRITE to, the peer's buffer; waits for completion.
-  void rdma(ibv_wr_opcode op, const buffer_info& remote, std::uint32_t length);
+  /// RDMA READs `length` bytes of the peer's buffer into ours and SENDs
+  /// `info` right behind it, in one post (one doorbell): RC keeps their
+  /// order, so the peer's answer to `info` travels while the READ's
+  /// response does, and the ping saves a round trip. Waits for both the
+  /// READ and that answer, which may complete in either order; returns the
+  /// answer. The peer must not change its buffer before it hears again,
+  /// which the protocol's next step (the WRITE back, then a SEND) ensures.
+  buffer_info read_then_send(const buffer_info& remote, std::uint32_t length, const buffer_info& info);
 
-  /// RDMA WRITE to the peer's buffer, not waited for: the SEND posted after
-  /// it reaches the peer after it (RC keeps a QP's order) and one ACK
-  /// covers both, so the ping saves the round trip of the WRITE's own
-  /// completion. A WRITE that fails still completes, and ends the next
-  /// wait naming it.
-  void write_ahead(const buffer_info& remote, std::uint32_t length);
-
+  /// RDMA WRITE to the peer's buffer, then SENDs `info`, in one post (one
+  /// doorbell). The WRITE is not waited for: the SEND reaches the peer after
+  /// it (RC keeps a QP's order) and one ACK covers both, so the ping saves
+  /// the round trip of the WRITE's own completion. A WRITE that fails still
+  /// completes, and ends the next wait naming it.
+  void write_then_send(const buffer_info& remote, std::uint32_t length, const buffer_info& info);
 
   [[nodiscard]] const fabric::registered_buffer& rdma_buf() const noexcept { return rdma_; }
   [[nodiscard]] const fabric::registered_buffer& start_buf() const noexcept { return start_; }
 
 private:
+  /// The SEND of `info` from the send buffer, its one entry in `sge`.
+  ibv_send_wr info_wr(const buffer_info& info, ibv_sge& sge);
+
   ibv_wc next_completion(const char* waiting_for);
+
+  /// The message a receive completion carries; re-posts the receive.
+  buffer_info take_info(const ibv_wc& wc);
 
   void check_cm_events();
 
@@ -68,7 +79,8 @@ private:
   fabric::registered_buffer rdma_;
   fabric::registered_buffer start_;
   static constexpr unsigned signal_every = 8;  // well below the send queue depth
-  static constexpr std::uint64_t write_ahead_id = 1;  // the wr_id of an unwaited WRITE
+  static constexpr std::uint64_t write_id = 1;  // the wr_id of the WRITE back
+  static constexpr std::uint64_t read_id = 2;   // the wr_id of the READ
   unsigned sends_ = 0;
   std::array<ibv_wc, 8> polled_{};
   std::size_t next_ = 0, count_ = 0;

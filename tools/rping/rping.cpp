@@ -198,16 +198,13 @@ void serve(fabric::cm_channel& channel, fabric::cm_id id, const options& o, conn
       if (source.size > buf.size())
         throw error(exit_code::protocol,
                     fmt::format("client advertised {} bytes, more than this server's -S {}", source.size, buf.size()));
-      lk.rdma(IBV_WR_RDMA_READ, source, source.size);
+      buffer_info sink = lk.read_then_send(source, source.size, go_ahead);
       auto text = ping_text(buf.first(source.size));
       if (o.verbose) con.line("server ping data: " + fabric::printable(text));
-      lk.send_info(go_ahead);
-      buffer_info sink = lk.await_info();
       // Echo what was read, up to and including its NUL, as the original
       // does, but never more than the client's buffer or ours holds.
       auto length = static_cast<std::uint32_t>(std::min<std::size_t>({text.size() + 1, sink.size, buf.size()}));
-      lk.write_ahead(sink, length);
-      lk.send_info(go_ahead);
+      lk.write_then_send(sink, length, go_ahead);
       double rtt = timer.stop(res.rtt);
       if (timer.events()) con.event("ping", ping_event(o, res, res.pings, rtt, text, true));
       ++res.pings;
