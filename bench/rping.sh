@@ -1,9 +1,10 @@
 # rping benchmark, run in the guest by bench/run: time per ping of ours and
 # rdma-core's (same -C and -S, each against its own server), and our
 # --busy-poll time per ping against the stack's floor: the same operations
-# as perftest does them in this guest (4 one-way SENDs from ib_send_lat -R,
-# one READ round trip from ib_read_lat -R; the server's WRITE goes back to
-# back with its last SEND). The floor is a steady-state time per
+# as perftest does them in this guest, one after another (4 one-way SENDs
+# from ib_send_lat -R, one READ round trip from ib_read_lat -R; the
+# server's WRITE goes in one post with its last SEND, its READ in one post
+# with the SEND behind it). The floor is a steady-state time per
 # iteration, so the busy-poll figure is one too: the difference between runs
 # of 2 x COUNT and COUNT pings (best of ROUNDS each), divided by COUNT, which
 # leaves out process start and connection setup.
@@ -79,8 +80,8 @@ floor8=$(awk -v s="$send" 'BEGIN {printf "%.1f", 8 * s}')
 
 echo "rping: -C $COUNT -S $SIZE, whole run per ping (process start and connection setup included, event mode both): rdma-core ${theirs} us, ours ${ours} us"
 echo "rping: ours --busy-poll, steady state per ping: ${busy} us (best of $ROUNDS runs of -C $COUNT: ${busy_n} us, of -C $((2 * COUNT)): ${busy_2n} us)"
-echo "rping: a ping in turn: the client's SEND, the server's READ of it, the server's SEND, the client's SEND, the server's WRITE and SEND back to back"
-echo "rping: floor = those operations as perftest does them here, busy-polled: 4 SENDs one way (ib_send_lat -R -s 2 t_typical ${send} us each) + a READ's round trip (ib_read_lat -R -s $SIZE t_typical ${read} us) = ${floor} us"
+echo "rping: a ping: the client's SEND; the server's READ of that buffer with its go-ahead SEND in the same post (RC keeps their order; the READ's round trip overlaps the go-ahead and the client's answer); the client's SEND; the server's WRITE and SEND in one post"
+echo "rping: floor = those operations as perftest does them here, one after another, busy-polled: 4 SENDs one way (ib_send_lat -R -s 2 t_typical ${send} us each) + a READ's round trip (ib_read_lat -R -s $SIZE t_typical ${read} us) = ${floor} us"
 echo "rping: (8 one-way SENDs, the floor counted without rxe's READ, which it hands to a tasklet: ${floor8} us)"
 awk -v c1="$c1" -v c2="$c2" -v s1="$s1" -v s2="$s2" -v n="$COUNT" 'BEGIN {
   printf "rping: system calls per ping, --busy-poll (strace -c): client %.1f, server %.1f (a post is one: the rxe doorbell)\n",
