@@ -83,9 +83,21 @@ TEST(ud_buffers, the_budget_counts_the_spill_area) {
   fabric::ud_config cfg;
   cfg.size = 0;
   cfg.send_depth = cfg.recv_depth = 1;
-  // 80 bytes of slots and 4096 of spill: 1 GiB holds 257122 such QPs, not 13421772.
-  EXPECT_NO_THROW(fabric::check_buffer_budget(cfg, 257'000));
-  EXPECT_THROW(fabric::check_buffer_budget(cfg, 258'000), fabric::error);
+  // 40 bytes of receive slot and 4096 of spill: 1 GiB holds 259608 such QPs, not 26843545.
+  EXPECT_NO_THROW(fabric::check_buffer_budget(cfg, 259'000));
+  EXPECT_THROW(fabric::check_buffer_budget(cfg, 260'000), fabric::error);
+}
+
+TEST(ud_buffers, payloads_not_kept_cost_only_their_grh_per_receive) {
+  fabric::ud_config cfg;
+  cfg.size = 1000;
+  cfg.recv_depth = 16383;
+  cfg.send_depth = fabric::max_send_depth;
+  EXPECT_EQ(fabric::registered_bytes(cfg, 24), 16383U * 1040 + 256 * 1000 + 24);
+  EXPECT_THROW(fabric::check_buffer_budget(cfg, 64), fabric::error);  // 1.1 GiB
+  cfg.keep_payloads = false;
+  EXPECT_EQ(fabric::registered_bytes(cfg, 24), 16383U * 40 + 256 * 1000 + 1000 + 24);
+  EXPECT_NO_THROW(fabric::check_buffer_budget(cfg, 64));  // 58 MiB
 }
 
 TEST(ud_buffers, a_run_above_the_buffer_limit_is_a_usage_error) {

@@ -39,14 +39,20 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
   return cfg;
 }
 
+std::uint64_t registered_bytes(const ud_config& cfg, std::uint32_t spill) noexcept {
+  std::uint64_t size = cfg.size;
+  std::uint64_t recv_slot = grh_bytes + (cfg.keep_payloads ? size : 0);
+  std::uint64_t shared = (cfg.keep_payloads ? 0 : size) + spill;
+  return std::uint64_t{cfg.recv_depth} * recv_slot + std::uint64_t{cfg.send_depth} * size + shared;
+}
+
 void check_buffer_budget(const ud_config& cfg, std::uint64_t qps) {
-  std::uint64_t slots = (std::uint64_t{cfg.send_depth} + cfg.recv_depth) * (grh_bytes + std::uint64_t{cfg.size});
-  std::uint64_t per_qp = slots + largest_mtu;
+  std::uint64_t per_qp = registered_bytes(cfg, largest_mtu);
   if (qps == 0 || per_qp <= max_buffer_bytes / qps) return;
   throw error(exit_code::usage,
-              fmt::format("{} QP(s) x {} slots x {} bytes need {} MiB of buffers, above the limit of {} MiB: "
-                          "lower -c, -C or -S",
-                          qps, std::uint64_t{cfg.send_depth} + cfg.recv_depth, grh_bytes + std::uint64_t{cfg.size},
+              fmt::format("{} QP(s) x {} receive and {} send slots of {} bytes need {} MiB of buffers, above the "
+                          "limit of {} MiB: lower -c, -C or -S",
+                          qps, cfg.recv_depth, cfg.send_depth, std::uint64_t{cfg.size},
                           (per_qp >> 20) * qps, max_buffer_bytes >> 20));
 }
 
@@ -99,7 +105,7 @@ ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(c
   send_at_ = std::size_t{cfg.recv_depth} * recv_stride_;
   shared_at_ = send_at_ + std::size_t{cfg.send_depth} * cfg.size;
   shared_ = (cfg.keep_payloads ? 0 : cfg.size) + spill;
-  buf_ = registered_buffer(pd_.get(), shared_at_ + shared_, IBV_ACCESS_LOCAL_WRITE);
+  buf_ = registered_buffer(pd_.get(), registered_bytes(cfg, spill), IBV_ACCESS_LOCAL_WRITE);
 
   ibv_qp_init_attr_ex attr{};
   attr.qp_context = this;

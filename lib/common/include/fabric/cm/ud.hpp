@@ -103,6 +103,11 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
 /// this it is a usage error instead.
 inline constexpr std::uint64_t max_buffer_bytes = std::uint64_t{1} << 30;
 
+/// The bytes an endpoint of `cfg` registers: its receive slots, its send
+/// slots, and the area the receives share (the payloads when not kept,
+/// then `spill` bytes of overflow).
+std::uint64_t registered_bytes(const ud_config& cfg, std::uint32_t spill) noexcept;
+
 /// Throws a usage error, naming the options to lower, when `qps`
 /// endpoints of `cfg` need more than max_buffer_bytes (each endpoint's
 /// spill area counted at its largest, largest_mtu bytes).
