@@ -102,19 +102,7 @@ buffer_info link::take_info(const ibv_wc& wc) {
 }
 
 buffer_info link::read_then_send(const buffer_info& remote, std::uint32_t length, const buffer_info& info) {
-  ibv_sge read_sge = rdma_.sge(length);
-  ibv_send_wr read{};
-  read.wr_id = read_id;
-  read.opcode = IBV_WR_RDMA_READ;
-  read.send_flags = IBV_SEND_SIGNALED;
-  read.sg_list = &read_sge;
-  read.num_sge = 1;
-  read.wr.rdma.remote_addr = remote.addr;
-  read.wr.rdma.rkey = remote.rkey;
-  ibv_sge send_sge{};
-  ibv_send_wr send = info_wr(info, send_sge);
-  read.next = &send;
-  fabric::post_send(ep_.qp(), read);
+  post_then_send(IBV_WR_RDMA_READ, read_id, remote, length, info);
   // The READ's completion and the peer's answer come in either order.
   bool read_done = false;
   std::optional<buffer_info> answer;
@@ -132,18 +120,18 @@ buffer_info link::read_then_send(const buffer_info& remote, std::uint32_t length
 }
 
 void link::write_then_send(const buffer_info& remote, std::uint32_t length, const buffer_info& info) {
-  ibv_sge write_sge = rdma_.sge(length);
-  ibv_send_wr write{};
-  write.wr_id = write_id;
-  write.opcode = IBV_WR_RDMA_WRITE;
-  write.sg_list = &write_sge;
-  write.num_sge = 1;
-  write.wr.rdma.remote_addr = remote.addr;
-  write.wr.rdma.rkey = remote.rkey;
+  post_then_send(IBV_WR_RDMA_WRITE, write_id, remote, length, info);
+}
+
+void link::post_then_send(ibv_wr_opcode op, std::uint64_t wr_id, const buffer_info& remote, std::uint32_t length,
+                          const buffer_info& info) {
+  ibv_sge rdma_sge = rdma_.sge(length);
+  // Only the READ is waited for; a WRITE that fails still completes.
+  ibv_send_wr rdma = fabric::rdma_wr(op, rdma_sge, remote, wr_id, op == IBV_WR_RDMA_READ);
   ibv_sge send_sge{};
   ibv_send_wr send = info_wr(info, send_sge);
-  write.next = &send;
-  fabric::post_send(ep_.qp(), write);
+  rdma.next = &send;
+  fabric::post_send(ep_.qp(), rdma);
 }
 
 }  // namespace rping

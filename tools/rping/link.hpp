@@ -61,6 +61,11 @@ public:
   [[nodiscard]] const fabric::registered_buffer& start_buf() const noexcept { return start_; }
 
 private:
+  /// Posts the RDMA `op` between our rdma buffer and `remote`, and the SEND
+  /// of `info` behind it, as one post.
+  void post_then_send(ibv_wr_opcode op, std::uint64_t wr_id, const buffer_info& remote, std::uint32_t length,
+                      const buffer_info& info);
+
   /// The SEND of `info` from the send buffer, its one entry in `sge`.
   ibv_send_wr info_wr(const buffer_info& info, ibv_sge& sge);
 

@@ -142,9 +142,8 @@ void post_send(ibv_qp* qp, ibv_send_wr& wr) {
   check_ret(ibv_post_send(qp, &wr, &bad), "ibv_post_send");
 }
 
-void post_rdma(ibv_qp* qp, ibv_wr_opcode op, const registered_buffer& local, std::uint32_t length,
-               const remote_buffer& remote, std::uint64_t wr_id, bool signaled) {
-  ibv_sge sge = local.sge(length);
+ibv_send_wr rdma_wr(ibv_wr_opcode op, ibv_sge& sge, const remote_buffer& remote, std::uint64_t wr_id,
+                    bool signaled) noexcept {
   ibv_send_wr wr{};
   wr.wr_id = wr_id;
   wr.opcode = op;
@@ -153,6 +152,13 @@ void post_rdma(ibv_qp* qp, ibv_wr_opcode op, const registered_buffer& local, std
   wr.num_sge = 1;
   wr.wr.rdma.remote_addr = remote.addr;
   wr.wr.rdma.rkey = remote.rkey;
+  return wr;
+}
+
+void post_rdma(ibv_qp* qp, ibv_wr_opcode op, const registered_buffer& local, std::uint32_t length,
+               const remote_buffer& remote, std::uint64_t wr_id, bool signaled) {
+  ibv_sge sge = local.sge(length);
+  ibv_send_wr wr = rdma_wr(op, sge, remote, wr_id, signaled);
   post_send(qp, wr);
 }
 

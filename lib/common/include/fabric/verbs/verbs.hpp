@@ -112,6 +112,12 @@ private:
   return {buf.addr(), buf.rkey(), static_cast<std::uint32_t>(buf.size())};
 }
 
+/// The work request of an RDMA READ or WRITE (`op`) between the buffer of
+/// `sge` and the peer's `remote`, to post alone or chained to others;
+/// signaled unless `signaled` is false. `sge` must outlive the post.
+[[nodiscard]] ibv_send_wr rdma_wr(ibv_wr_opcode op, ibv_sge& sge, const remote_buffer& remote, std::uint64_t wr_id = 0,
+                                  bool signaled = true) noexcept;
+
 /// Posts an RDMA READ or WRITE (`op`) between the first `length` bytes of
 /// `local` and the peer's `remote`; signaled unless `signaled` is false.
 void post_rdma(ibv_qp* qp, ibv_wr_opcode op, const registered_buffer& local, std::uint32_t length,
