@@ -77,7 +77,7 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_li
   resolve_addr_route(c->channel, c->id.get(), addrs.src_addr(), addrs.dst_addr(), limit);
   auto port = query_port(c->id.get());
   check_ud_size(datagram_bytes(plan), port);
-  c->ep = std::make_unique<ud_endpoint>(c->id.get(), ud_config{datagram_bytes(plan), 1, recv_slots, false});
+  c->ep = std::make_unique<ud_endpoint>(c->id.get(), ud_config{.size = datagram_bytes(plan), .send_depth = 1, .recv_depth = recv_slots});
   c->ep->post_recvs(recv_slots);
   rdma_conn_param param{};
   std::string what = fmt::format("the UD server at {} port {}", printable(plan.addr), plan.port);
@@ -115,7 +115,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
     rdma_reject(id.get(), nullptr, 0);
     throw;
   }
-  ud_endpoint ep(id.get(), ud_config{size, echo_slots, recv_slots, false});
+  ud_endpoint ep(id.get(), ud_config{.size = size, .send_depth = echo_slots, .recv_depth = recv_slots});
   ep.post_recvs(recv_slots);
   rdma_conn_param param{};
   param.qp_num = ep.qpn();

@@ -80,12 +80,12 @@ struct ud_config {
   std::uint32_t size = 0;          ///< payload bytes of each message
   std::uint32_t send_depth = 1;    ///< send work requests (and send slots)
   std::uint32_t recv_depth = 1;    ///< receive slots, each grh_bytes + size (grh_bytes without keep_payloads)
+  bool block_self_loopback = false;  ///< ask for IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
   /// Whether each receive keeps its payload for payload() to read. Without,
   /// a receive keeps only its GRH and every payload lands in one area the
   /// receives share: what a run needs that reads only a datagram's source
   /// and length, for a fraction of the memory to register.
   bool keep_payloads = true;
-  bool block_self_loopback = false;  ///< ask for IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
 };
 
 /// The deepest send queue clamp_depths asks for: its slots are reused as
