@@ -93,10 +93,16 @@ TEST(ud_buffers, payloads_not_kept_cost_only_their_grh_per_receive) {
   cfg.size = 1000;
   cfg.recv_depth = 16383;
   cfg.send_depth = fabric::max_send_depth;
-  EXPECT_EQ(fabric::registered_bytes(cfg, 24), 16383U * 1040 + 256 * 1000 + 24);
+  EXPECT_EQ(fabric::ud_layout::of(cfg, 24).bytes, 16383U * 1040 + 256 * 1000 + 24);
   EXPECT_THROW(fabric::check_buffer_budget(cfg, 64), fabric::error);  // 1.1 GiB
   cfg.keep_payloads = false;
-  EXPECT_EQ(fabric::registered_bytes(cfg, 24), 16383U * 40 + 256 * 1000 + 1000 + 24);
+  auto l = fabric::ud_layout::of(cfg, 24);
+  EXPECT_EQ(l.bytes, 16383U * 40 + 256 * 1000 + 1000 + 24);
+  // The receives' GRH slots, then the send slots, then what the receives share.
+  EXPECT_EQ(l.recv_stride, 40U);
+  EXPECT_EQ(l.send_at, 16383U * 40);
+  EXPECT_EQ(l.shared_at, l.send_at + 256 * 1000);
+  EXPECT_EQ(l.shared, 1000U + 24);
   EXPECT_NO_THROW(fabric::check_buffer_budget(cfg, 64));  // 58 MiB
 }
 

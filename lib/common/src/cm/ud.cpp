@@ -39,15 +39,18 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
   return cfg;
 }
 
-std::uint64_t registered_bytes(const ud_config& cfg, std::uint32_t spill) noexcept {
-  std::uint64_t size = cfg.size;
-  std::uint64_t recv_slot = grh_bytes + (cfg.keep_payloads ? size : 0);
-  std::uint64_t shared = (cfg.keep_payloads ? 0 : size) + spill;
-  return std::uint64_t{cfg.recv_depth} * recv_slot + std::uint64_t{cfg.send_depth} * size + shared;
+ud_layout ud_layout::of(const ud_config& cfg, std::uint32_t spill) noexcept {
+  ud_layout l;
+  l.recv_stride = grh_bytes + (cfg.keep_payloads ? cfg.size : 0);
+  l.send_at = std::uint64_t{cfg.recv_depth} * l.recv_stride;
+  l.shared_at = l.send_at + std::uint64_t{cfg.send_depth} * cfg.size;
+  l.shared = (cfg.keep_payloads ? 0 : cfg.size) + spill;
+  l.bytes = l.shared_at + l.shared;
+  return l;
 }
 
 void check_buffer_budget(const ud_config& cfg, std::uint64_t qps) {
-  std::uint64_t per_qp = registered_bytes(cfg, largest_mtu);
+  std::uint64_t per_qp = ud_layout::of(cfg, largest_mtu).bytes;
   if (qps == 0 || per_qp <= max_buffer_bytes / qps) return;
   throw error(exit_code::usage,
               fmt::format("{} QP(s) x {} receive and {} send slots of {} bytes need {} MiB of buffers, above the "
@@ -101,11 +104,8 @@ ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(c
   // what no receive keeps: the payloads when they are not read, and every
   // receive's overflow (such datagrams are dropped unread, so a slot's
   // worth of memory per receive would buy nothing).
-  recv_stride_ = grh_bytes + (cfg.keep_payloads ? cfg.size : 0);
-  send_at_ = std::size_t{cfg.recv_depth} * recv_stride_;
-  shared_at_ = send_at_ + std::size_t{cfg.send_depth} * cfg.size;
-  shared_ = (cfg.keep_payloads ? 0 : cfg.size) + spill;
-  buf_ = registered_buffer(pd_.get(), registered_bytes(cfg, spill), IBV_ACCESS_LOCAL_WRITE);
+  layout_ = ud_layout::of(cfg, spill);
+  buf_ = registered_buffer(pd_.get(), layout_.bytes, IBV_ACCESS_LOCAL_WRITE);
 
   ibv_qp_init_attr_ex attr{};
   attr.qp_context = this;
@@ -114,7 +114,7 @@ ud_endpoint::ud_endpoint(rdma_cm_id* id, const ud_config& cfg) : id_(id), cfg_(c
   attr.cap.max_send_wr = cfg.send_depth;
   attr.cap.max_recv_wr = cfg.recv_depth;
   attr.cap.max_send_sge = 1;
-  attr.cap.max_recv_sge = shared_ > 0 ? 2 : 1;
+  attr.cap.max_recv_sge = layout_.shared > 0 ? 2 : 1;
   attr.qp_type = IBV_QPT_UD;
   attr.sq_sig_all = 0;
   attr.comp_mask = IBV_QP_INIT_ATTR_PD;
@@ -143,9 +143,9 @@ std::uint32_t ud_endpoint::qkey() const {
 
 void ud_endpoint::post_recv(std::uint32_t slot) {
   std::array<ibv_sge, 2> sges{};
-  sges[0] = {buf_.addr() + slot * recv_stride_, static_cast<std::uint32_t>(recv_stride_), buf_.lkey()};
+  sges[0] = {buf_.addr() + slot * layout_.recv_stride, static_cast<std::uint32_t>(layout_.recv_stride), buf_.lkey()};
   int n = 1;
-  if (shared_ > 0) sges[n++] = {buf_.addr() + shared_at_, shared_, buf_.lkey()};
+  if (layout_.shared > 0) sges[n++] = {buf_.addr() + layout_.shared_at, layout_.shared, buf_.lkey()};
   ibv_recv_wr wr{};
   wr.wr_id = slot;
   wr.sg_list = sges.data();
@@ -159,11 +159,11 @@ void ud_endpoint::post_recvs(std::uint32_t n) {
 
 std::span<const std::byte> ud_endpoint::payload(std::uint32_t slot, std::size_t length) const noexcept {
   if (!cfg_.keep_payloads) return {};
-  return {buf_.data() + slot * recv_stride_ + grh_bytes, std::min<std::size_t>(length, cfg_.size)};
+  return {buf_.data() + slot * layout_.recv_stride + grh_bytes, std::min<std::size_t>(length, cfg_.size)};
 }
 
 std::span<std::byte> ud_endpoint::send_slot(std::uint32_t slot) const noexcept {
-  return {buf_.data() + send_at_ + std::size_t{slot} * cfg_.size, cfg_.size};
+  return {buf_.data() + layout_.send_at + std::size_t{slot} * cfg_.size, cfg_.size};
 }
 
 void ud_endpoint::post_send(const ud_destination& to, std::uint32_t slot, bool signaled) {
@@ -178,7 +178,7 @@ void ud_endpoint::post_sends(const ud_destination& to, std::span<const ud_send> 
     std::size_t n = std::min(sends.size(), send_batch);
     for (std::size_t i = 0; i < n; ++i) {
       auto slot = sends[i].slot;
-      sges[i] = ibv_sge{buf_.addr() + send_at_ + std::size_t{slot} * cfg_.size, cfg_.size, buf_.lkey()};
+      sges[i] = ibv_sge{buf_.addr() + layout_.send_at + std::size_t{slot} * cfg_.size, cfg_.size, buf_.lkey()};
       auto& wr = wrs[i];
       wr = ibv_send_wr{};
       wr.wr_id = send_flag | slot;
@@ -206,7 +206,7 @@ ibv_grh ud_endpoint::grh(std::uint32_t slot) const {
   // A slot is grh_bytes (+ size) long, so a GRH need not be aligned for
   // ibv_grh: it is copied out, not referred to in place.
   ibv_grh h;
-  std::memcpy(&h, buf_.data() + slot * recv_stride_, sizeof h);
+  std::memcpy(&h, buf_.data() + slot * layout_.recv_stride, sizeof h);
   return h;
 }
 

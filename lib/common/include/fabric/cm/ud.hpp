@@ -103,10 +103,19 @@ ud_config clamp_depths(ud_config cfg, std::uint64_t count, const port_info& port
 /// this it is a usage error instead.
 inline constexpr std::uint64_t max_buffer_bytes = std::uint64_t{1} << 30;
 
-/// The bytes an endpoint of `cfg` registers: its receive slots, its send
-/// slots, and the area the receives share (the payloads when not kept,
+/// Where things lie in the one buffer an endpoint of a ud_config registers:
+/// its receive slots (a GRH each, and the payload when kept), its send
+/// slots, then the area the receives share (the payloads when not kept,
 /// then `spill` bytes of overflow).
-std::uint64_t registered_bytes(const ud_config& cfg, std::uint32_t spill) noexcept;
+struct ud_layout {
+  std::uint64_t recv_stride = 0;  ///< one receive slot's bytes
+  std::uint64_t send_at = 0;      ///< where the send slots start
+  std::uint64_t shared_at = 0;    ///< where the shared area starts
+  std::uint32_t shared = 0;       ///< its length; may be 0
+  std::uint64_t bytes = 0;        ///< all of it: what is registered
+
+  static ud_layout of(const ud_config& cfg, std::uint32_t spill) noexcept;
+};
 
 /// Throws a usage error, naming the options to lower, when `qps`
 /// endpoints of `cfg` need more than max_buffer_bytes (each endpoint's
@@ -206,11 +215,8 @@ private:
   // Members go bottom-up: the QP first, then the buffers' MRs, the CQ, the PD.
   protection_domain pd_;
   std::unique_ptr<event_cq> cq_;
-  registered_buffer buf_;        // receive slots, send slots, then the shared area
-  std::size_t recv_stride_ = 0;  // one receive slot's bytes
-  std::size_t send_at_ = 0;      // where the send slots start in buf_
-  std::size_t shared_at_ = 0;    // where the area the receives share starts
-  std::uint32_t shared_ = 0;     // its length (payloads not kept, then spill); may be 0
+  ud_layout layout_;
+  registered_buffer buf_;  // laid out as layout_ says
   cm_qp qp_;
 };
 
