@@ -149,7 +149,7 @@ start_bg psrv "$BIN/rping" -s -P -a "$ADDR" --stats -j
 wait_cm_listen 7174
 for i in 1 2 3; do start_bg "c$i" "$BIN/rping" -c -a "$ADDR" -C 200 -V; done
 start_bg "o1" "$ORIG/rping" -c -a "$ADDR" -C 200 -V
-for mode in short oversize badrkey; do
+for mode in short oversize badrkey flood; do
   expect_rc 0 "hostile client ($mode) runs" "$BIN/../tests/hostile_rping" "$ADDR" "$mode"
 done
 start_bg victim "$BIN/rping" -c -a "$ADDR" -C 0

@@ -3,6 +3,7 @@
 //   hostile_rping ADDR short      a 4-byte message instead of 16
 //   hostile_rping ADDR oversize   advertises a buffer larger than any -S
 //   hostile_rping ADDR badrkey    advertises a buffer with a bogus rkey
+//   hostile_rping ADDR flood      sends 8 messages without waiting for an answer
 // It exits 0 once it has done its damage and the server reacted.
 #include "fabric/cm/cm.hpp"
 #include "fabric/cm/rc.hpp"
@@ -16,7 +17,7 @@
 
 int main(int argc, char** argv) try {
   if (argc != 3) {
-    fmt::print(stderr, "usage: hostile_rping ADDR short|oversize|badrkey\n");
+    fmt::print(stderr, "usage: hostile_rping ADDR short|oversize|badrkey|flood\n");
     return 2;
   }
   std::string mode = argv[2];
@@ -33,13 +34,19 @@ int main(int argc, char** argv) try {
   std::memcpy(msg.data() + 8, &rkey, 4);
   std::memcpy(msg.data() + 12, &size, 4);
 
+  // A flood is one post of messages that follow each other on the wire, so
+  // the second arrives while the server READs the buffer the first named.
   ibv_sge sge = msg.sge(mode == "short" ? 4 : 16);
-  ibv_send_wr wr{};
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  fabric::post_send(c.endpoint->qp(), wr);
+  ibv_send_wr wrs[8]{};
+  const int n = mode == "flood" ? 8 : 1;
+  for (int k = 0; k < n; ++k) {
+    wrs[k].opcode = IBV_WR_SEND;
+    wrs[k].send_flags = k == n - 1 ? IBV_SEND_SIGNALED : 0;
+    wrs[k].sg_list = &sge;
+    wrs[k].num_sge = 1;
+    wrs[k].next = k == n - 1 ? nullptr : &wrs[k + 1];
+  }
+  fabric::post_send(c.endpoint->qp(), wrs[0]);
   ibv_wc wc[4];
   c.endpoint->cq().wait(wc, limit.next());
   // Give the server time to notice before we go.
