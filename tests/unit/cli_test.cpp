@@ -1,4 +1,5 @@
 #include "fabric/cli/cli.hpp"
+#include "fabric/cli/console.hpp"
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
@@ -94,6 +95,23 @@ TEST(console, json_text_survives_bytes_that_are_not_utf8) {
   ASSERT_NO_THROW(text = fabric::dump_json(j));
   EXPECT_EQ(text, "{\"data\":\"ok\xEF\xBF\xBD\xEF\xBF\xBD end\"}");
   EXPECT_EQ(text.find('\n'), std::string::npos);
+}
+
+TEST(console, an_event_is_built_only_where_it_is_written) {
+  int built = 0;
+  auto payload = [&] {
+    ++built;
+    return nlohmann::json{{"index", 1}};
+  };
+  testing::internal::CaptureStdout();
+  fabric::console("rping", fabric::output_mode::human).event("connected", payload);
+  fabric::console("rping", fabric::output_mode::document).event("connected", payload);
+  EXPECT_EQ(built, 0);
+  fabric::console("rping", fabric::output_mode::lines).event("connected", payload);
+  auto line = nlohmann::json::parse(testing::internal::GetCapturedStdout());
+  EXPECT_EQ(built, 1);
+  EXPECT_EQ(line["event"], "connected");
+  EXPECT_EQ(line["connected"]["index"], 1);
 }
 
 TEST(console, peer_bytes_are_made_safe_for_a_terminal) {

@@ -147,13 +147,15 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   con.line(start_text(start, rep, where));
   std::vector<std::string> absent_hosts;
   for (int r : rep.absent) absent_hosts.push_back(where.hosts[static_cast<std::size_t>(r)]);
-  con.event("sweep", {{"rank", where.rank},
-                      {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
-                      {"hosts", where.hosts},
-                      {"rounds", rep.round_count},
-                      {"run", fabric::value_or_null(rep.run)},
-                      {"start_us", *rep.start_us},
-                      {"absent", absent_hosts}});
+  con.event("sweep", [&] {
+    return nlohmann::json{{"rank", where.rank},
+                          {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
+                          {"hosts", where.hosts},
+                          {"rounds", rep.round_count},
+                          {"run", fabric::value_or_null(rep.run)},
+                          {"start_us", *rep.start_us},
+                          {"absent", absent_hosts}};
+  });
 
   bool repeating = opt.run.repeat != 1;
   auto size = static_cast<std::uint64_t>(pair_size(opt.run));
@@ -162,7 +164,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     done.sweep = rep.sweeps;
     rep.pairs.push_back(std::move(done));
     con.line(pair_line(rep.pairs.back(), repeating, size));
-    con.event("pair", pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run));
+    con.event("pair", [&] { return pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run); });
   };
   auto meet = [&](int round, const pairing& p, int late, bool retest) {
     if (p.server != where.rank && p.client != where.rank) return;
@@ -196,7 +198,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
       rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs);
       bool bw = measures_bandwidth(opt.run.check);
       con.line(agreement_text(*rep.agreed, where, bw));
-      con.event("outliers", agreement_json(*rep.agreed, where, rep.run, bw));
+      con.event("outliers", [&] { return agreement_json(*rep.agreed, where, rep.run, bw); });
       auto extra = pack_rounds(rep.agreed->retest);
       for (int attempt = 0; attempt < opt.run.retests; ++attempt)
         for (const auto& round : extra) {

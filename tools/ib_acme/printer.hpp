@@ -27,7 +27,9 @@ public:
     con_.line(text);
   }
   /// A results item that is final.
-  void result(const nlohmann::json& item) const { con_.event("result", item); }
+  void result(const nlohmann::json& item) const {
+    con_.event("result", [&]() -> const nlohmann::json& { return item; });
+  }
 
 private:
   fabric::console& con_;

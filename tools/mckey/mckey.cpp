@@ -177,13 +177,15 @@ private:
         r.remote_qpn = g.qpn;
         r.qkey = g.qkey;
         say(joined_line(r));
-        con_.event("joined", {{"index", r.index},
-                              {"dgid", g.dgid},
-                              {"mlid", g.mlid},
-                              {"sl", g.sl},
-                              {"remote_qpn", g.qpn},
-                              {"qkey", g.qkey},
-                              {"join_us", *r.setup_us}});
+        con_.event("joined", [&] {
+          return nlohmann::json{{"index", r.index},
+                                {"dgid", g.dgid},
+                                {"mlid", g.mlid},
+                                {"sl", g.sl},
+                                {"remote_qpn", g.qpn},
+                                {"qkey", g.qkey},
+                                {"join_us", *r.setup_us}};
+        });
         m.group = group_destination(*m.ep, g);
         r.state = "joined";
         r.expected = opt_.sender ? 0 : count();
@@ -248,7 +250,7 @@ verdict run(const options& opt, report& rep, console& con) {
                       .stats_lines = [&] { return opt.stats ? stats_lines(rep) : std::vector<std::string>{}; },
                       .judge = [&] { return judge(rep); },
                       .emit_results = [&] {
-                        for (const auto& q : rep.results) con.event("result", result_json(q));
+                        for (const auto& q : rep.results) con.event("result", [&] { return result_json(q); });
                       }});
 }
 

@@ -45,7 +45,7 @@ void debug(const options& o, fabric::console& con, const std::string& text) {
 /// A connection that ended, well or not: its error, and its result event.
 void conclude(connection_result& res, fabric::console& con, const std::string& error = {}) {
   res.error = error;
-  con.event("result", result_json(res));
+  con.event("result", [&] { return result_json(res); });
 }
 
 /// A ping's clock: read only when its time is shown (--stats, JSON). The
@@ -114,7 +114,7 @@ void ping_server(const options& o, connection_result& res, fabric::console& con)
   auto c = connect_client(o, con);
   res.peer = fabric::peer_name(c->conn.id.get());
   debug(o, con, fmt::format("connected to {}", res.peer));
-  con.event("connected", {{"index", res.index}, {"peer", res.peer}});
+  con.event("connected", [&] { return nlohmann::json{{"index", res.index}, {"peer", res.peer}}; });
   link& lk = c->lk;
   auto start = lk.start_buf().bytes();
   auto sink = lk.rdma_buf().bytes();
@@ -136,7 +136,7 @@ void ping_server(const options& o, connection_result& res, fabric::console& con)
       }
       auto text = ping_text(sink);
       if (o.verbose) con.line("ping data: " + fabric::printable(text));
-      if (timer.events()) con.event("ping", ping_event(o, res, ping, rtt, text, verified));
+      if (timer.events()) con.event("ping", [&] { return ping_event(o, res, ping, rtt, text, verified); });
       if (o.interval_ms > 0) fabric::wait_readable(-1, deadline::after(milliseconds(o.interval_ms)));
     }
   } catch (const peer_gone&) {
@@ -179,7 +179,7 @@ void serve(fabric::cm_channel& channel, fabric::cm_id id, const options& o, conn
   lk.post_recv();
   fabric::accept_rc(channel, id.get(), ep, o.timeout.next());
   debug(o, con, fmt::format("accepted {}", res.peer));
-  con.event("connected", {{"index", res.index}, {"peer", res.peer}});
+  con.event("connected", [&] { return nlohmann::json{{"index", res.index}, {"peer", res.peer}}; });
   auto buf = lk.rdma_buf().bytes();
   const buffer_info go_ahead{};
   ping_clock timer(o, con);
@@ -206,7 +206,7 @@ void serve(fabric::cm_channel& channel, fabric::cm_id id, const options& o, conn
       auto length = static_cast<std::uint32_t>(std::min<std::size_t>({text.size() + 1, sink.size, buf.size()}));
       lk.write_then_send(sink, length, go_ahead);
       double rtt = timer.stop(res.rtt);
-      if (timer.events()) con.event("ping", ping_event(o, res, res.pings, rtt, text, true));
+      if (timer.events()) con.event("ping", [&] { return ping_event(o, res, res.pings, rtt, text, true); });
       ++res.pings;
     }
   } catch (const peer_gone&) {

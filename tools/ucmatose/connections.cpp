@@ -56,9 +56,11 @@ void connection_table::establish(std::size_t i, clock::time_point at) {
   c.st = conn_state::established;
   result(i).established = true;
   last_established_ = at;
-  con_.event("connected", {{"index", i},
-                           {"peer", result(i).peer},
-                           {"connect_us", fabric::value_or_null(result(i).step_us[static_cast<std::size_t>(step::connect)])}});
+  con_.event("connected", [&] {
+    return nlohmann::json{{"index", i},
+                          {"peer", result(i).peer},
+                          {"connect_us", fabric::value_or_null(result(i).step_us[static_cast<std::size_t>(step::connect)])}};
+  });
 }
 
 void connection_table::fail(std::size_t i, const std::string& why, fabric::exit_code code) {

@@ -29,7 +29,7 @@ fabric::verdict run(const options& opt, report& r, fabric::console& con) {
   }
   // Every connection is final now, whatever ended the run.
   try {
-    for (std::size_t i = 0; i < r.connections.size(); ++i) con.event("result", result_json(r, i));
+    for (std::size_t i = 0; i < r.connections.size(); ++i) con.event("result", [&] { return result_json(r, i); });
     if (opt.stats)
       for (const auto& line : format_stats(r)) con.line(line);
     con.test_end(v.code);

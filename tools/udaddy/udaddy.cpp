@@ -304,10 +304,12 @@ private:
 
   void connected(const connection_result& r) {
     // A server learns its client's QP only from its first datagram: null until then.
-    con_.event("connected", {{"index", r.index},
-                             {"remote_qpn", value_or_null(r.remote_qpn)},
-                             {"qkey", value_or_null(r.qkey)},
-                             {"connect_us", value_or_null(r.setup_us)}});
+    con_.event("connected", [&] {
+      return nlohmann::json{{"index", r.index},
+                            {"remote_qpn", value_or_null(r.remote_qpn)},
+                            {"qkey", value_or_null(r.qkey)},
+                            {"connect_us", value_or_null(r.setup_us)}};
+    });
   }
 
   // The datagrams of every connection, then what came that was not ours.
@@ -344,7 +346,7 @@ verdict run(const options& opt, report& rep, console& con) {
                       .stats_lines = [&] { return opt.stats ? stats_lines(rep, opt.connections) : std::vector<std::string>{}; },
                       .judge = [&] { return judge(rep, opt.connections); },
                       .emit_results = [&] {
-                        for (const auto& r : rep.results) con.event("result", result_json(r));
+                        for (const auto& r : rep.results) con.event("result", [&] { return result_json(r); });
                       }});
 }
 

@@ -86,8 +86,7 @@ void console::diagnostic(std::string_view text) {
   write(stderr, fmt::format("{}\n", text));
 }
 
-void console::event(std::string_view kind, const nlohmann::json& payload) {
-  if (mode_ != output_mode::lines) return;
+void console::write_event(std::string_view kind, const nlohmann::json& payload) {
   std::lock_guard lock(mutex_);
   nlohmann::json j{{"schema", schema_name(tool_)}, {"tool", tool_}, {"host", host_}, {"role", role_},
                    {"time", unix_time()},          {"event", kind}};

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace fabric {
 
@@ -63,9 +64,13 @@ public:
   void diagnostic(std::string_view text);
 
   /// An event as it happens: in line mode one line
-  /// {"schema","tool","host","role","time","event":kind, kind: payload};
-  /// nothing in the other modes.
-  void event(std::string_view kind, const nlohmann::json& payload);
+  /// {"schema","tool","host","role","time","event":kind, kind: payload()};
+  /// nothing in the other modes, where `payload` is not called: a run of
+  /// thousands of connections builds no JSON it will not print.
+  template <class Payload>
+  void event(std::string_view kind, Payload&& payload) {
+    if (mode_ == output_mode::lines) write_event(kind, std::forward<Payload>(payload)());
+  }
 
   /// The originals' closing lines of udaddy, mckey and ucmatose, "test
   /// complete" and "return status N"; human mode only.
@@ -80,6 +85,7 @@ public:
 
 private:
   void write(std::FILE* f, std::string_view text);
+  void write_event(std::string_view kind, const nlohmann::json& payload);
 
   std::string tool_;
   output_mode mode_;
