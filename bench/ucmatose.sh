@@ -35,10 +35,12 @@ PY
 
 # Runs of the two alternate (which goes first changes every round) and the
 # figure is the median of the rounds' ratios: the guest's speed drifts over
-# a run by more than the difference being measured.
+# a run by more than the difference being measured. A round whose ratio is
+# more than 15% off the median is named with the tool that was off its own
+# median rate then (both at once: the guest was slow or fast).
 ROUNDS=${UCMATOSE_BENCH_ROUNDS:-7}
 for c in 100 500; do
-  ratios=()
+  ratios=() rates=()
   for r in $(seq "$ROUNDS"); do
     if [ $((r % 2)) = 1 ]; then
       theirs=$(setup_rate /usr/bin /usr/bin "$c"); ours=$(setup_rate "$BIN" "$BIN" "$c")
@@ -47,7 +49,30 @@ for c in 100 500; do
     fi
     echo "ucmatose: -c $c round $r connection setup, connections/s: rdma-core ${theirs}, ours ${ours}"
     ratios+=("$(awk -v o="$ours" -v t="$theirs" 'BEGIN {printf "%.2f", o / t}')")
+    rates+=("$r $theirs $ours")
   done
+  # Why a round's ratio is off the median: which tool was off its own
+  # median rate in that round (both at once: the guest was).
+  printf '%s\n' "${rates[@]}" | awk -v c="$c" '
+    function median(v, n,   i, j, t, s) {
+      for (i = 1; i <= n; i++) s[i] = v[i]
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (s[j] < s[i]) {t = s[i]; s[i] = s[j]; s[j] = t}
+      return s[int((n + 1) / 2)]
+    }
+    {round[NR] = $1; theirs[NR] = $2; ours[NR] = $3; ratio[NR] = $3 / $2}
+    END {
+      mt = median(theirs, NR); mo = median(ours, NR); mr = median(ratio, NR)
+      for (i = 1; i <= NR; i++) {
+        if (ratio[i] > 0.85 * mr && ratio[i] < 1.15 * mr) continue
+        o = ours[i] / mo; t = theirs[i] / mt
+        so = o < 0.9 ? "slow" : o > 1.1 ? "fast" : ""; st = t < 0.9 ? "slow" : t > 1.1 ? "fast" : ""
+        why = so != "" && so == st ? "the guest: both tools " so \
+            : so != "" && st != "" ? "ours " so ", rdma-core " st \
+            : so != "" ? "ours " so : st != "" ? "rdma-core " st : "each a little off"
+        printf "ucmatose: -c %d round %d ratio %.2f: ours at %.2f of its median rate, rdma-core at %.2f: %s\n",
+               c, round[i], ratio[i], o, t, why
+      }
+    }'
   printf '%s\n' "${ratios[@]}" | sort -n | awk -v c="$c" '{a[NR] = $1}
     END {printf "ucmatose: -c %d ours / rdma-core = %.2f (median of %d rounds, %.2f..%.2f; target >= 2.0)\n",
                 c, a[int((NR + 1) / 2)], NR, a[1], a[NR]}'
