@@ -145,9 +145,9 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
       if (!came[static_cast<std::size_t>(r)]) rep.absent.push_back(r);
   }
   con.line(start_text(start, rep, where));
-  std::vector<std::string> absent_hosts;
-  for (int r : rep.absent) absent_hosts.push_back(where.hosts[static_cast<std::size_t>(r)]);
   con.event("sweep", [&] {
+    std::vector<std::string> absent_hosts;
+    for (int r : rep.absent) absent_hosts.push_back(where.hosts[static_cast<std::size_t>(r)]);
     return nlohmann::json{{"rank", where.rank},
                           {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
                           {"hosts", where.hosts},

@@ -54,7 +54,7 @@ void conclude(connection_result& res, fabric::console& con, const std::string& e
 class ping_clock {
 public:
   ping_clock(const options& o, const fabric::console& con)
-      : on_(o.stats || con.mode() != fabric::output_mode::human), events_(con.mode() == fabric::output_mode::lines) {}
+      : on_(o.stats || con.mode() != fabric::output_mode::human) {}
   void start() {
     if (on_) t0_ = fabric::clock::now();
   }
@@ -65,11 +65,9 @@ public:
     rtt.add(us);
     return us;
   }
-  /// Whether each ping is an event (--json=lines).
-  [[nodiscard]] bool events() const noexcept { return events_; }
 
 private:
-  bool on_, events_;
+  bool on_;
   fabric::clock::time_point t0_;
 };
 
@@ -136,7 +134,7 @@ void ping_server(const options& o, connection_result& res, fabric::console& con)
       }
       auto text = ping_text(sink);
       if (o.verbose) con.line("ping data: " + fabric::printable(text));
-      if (timer.events()) con.event("ping", [&] { return ping_event(o, res, ping, rtt, text, verified); });
+      con.event("ping", [&] { return ping_event(o, res, ping, rtt, text, verified); });
       if (o.interval_ms > 0) fabric::wait_readable(-1, deadline::after(milliseconds(o.interval_ms)));
     }
   } catch (const peer_gone&) {
@@ -206,7 +204,7 @@ void serve(fabric::cm_channel& channel, fabric::cm_id id, const options& o, conn
       auto length = static_cast<std::uint32_t>(std::min<std::size_t>({text.size() + 1, sink.size, buf.size()}));
       lk.write_then_send(sink, length, go_ahead);
       double rtt = timer.stop(res.rtt);
-      if (timer.events()) con.event("ping", [&] { return ping_event(o, res, res.pings, rtt, text, true); });
+      con.event("ping", [&] { return ping_event(o, res, res.pings, rtt, text, true); });
       ++res.pings;
     }
   } catch (const peer_gone&) {
