@@ -5,6 +5,11 @@
 # connection is ESTABLISHED; the time between the two lines, taken as the
 # client prints them, is the connection setup both tools are measured on.
 # (Whole-run times under emulation are dominated by process start-up.)
+# What each does before "connecting" is start-up: rdma-core's makes its
+# rdma_cm ids; ours makes its ids and, on a host with one RDMA device,
+# every connection's QP, as its server does before the first client comes.
+# rdma-core's makes a connection's CQs and QP when its route resolves, on
+# either side.
 BIN=$1
 ADDR=$FABRIC_ADDR
 
@@ -13,10 +18,17 @@ setup_rate() {
   local srv=$1 cli=$2 c=$3
   "$srv/ucmatose" -c "$c" -C 1 >/dev/null 2>&1 &
   local server=$!
+  # The client starts once the server's start-up is over: it listens, and
+  # the QPs it makes ahead of its clients (ours makes all of them, rdma-core's
+  # none) are made. The figure is connection setup, not server start-up.
   for _ in $(seq 100); do rdma resource show cm_id 2>/dev/null | grep -q "LISTEN .*:7471 " && break; sleep 0.05; done
-  # Either server gets a moment after it listens (ours makes its clients'
-  # QPs then): the figure is connection setup, not server start-up.
-  sleep 1
+  local qps last=-1
+  for _ in $(seq 300); do
+    qps=$(rdma resource show qp 2>/dev/null | grep -c " type RC ")  # the server's: nothing else runs
+    [ "$qps" -ge "$c" ] || [ "$qps" = "$last" ] && break
+    last=$qps
+    sleep 0.2
+  done
   # The reader starts the client itself, so that it is up before the first line.
   python3 - "$c" timeout 300 stdbuf -oL "$cli/ucmatose" -s "$ADDR" -c "$c" -C 1 <<'PY'
 import subprocess, sys, time

@@ -50,6 +50,50 @@ TEST(MadeAhead, AnItemTheHelperHasNotReachedIsMadeByTheCaller) {
   EXPECT_NE(items.take(0), caller);
 }
 
+TEST(MadeAhead, MakeAllMakesBesideTheHelperAndReturnsWithEveryItemMade) {
+  std::atomic<bool> started{false}, release{false};
+  std::atomic<int> calls{0};
+  auto caller = std::this_thread::get_id();
+  made_ahead<std::thread::id> items(4, [&](std::size_t k) {
+    ++calls;
+    // The helper stays on item 0 until the caller has made the others.
+    if (k == 0) {
+      started = true;
+      while (!release) std::this_thread::yield();
+    }
+    return std::this_thread::get_id();
+  });
+  while (!started) std::this_thread::yield();
+  std::thread releaser([&] {
+    while (calls < 4) std::this_thread::yield();
+    release = true;
+  });
+  items.make_all([] { return false; });
+  releaser.join();
+  EXPECT_EQ(calls.load(), 4);
+  EXPECT_NE(items.take(0), caller);
+  for (std::size_t k = 1; k < 4; ++k) EXPECT_EQ(items.take(k), caller);
+  EXPECT_EQ(calls.load(), 4);
+}
+
+TEST(MadeAhead, AStoppedMakeAllReturnsAndTakeStillGivesEveryItem) {
+  std::atomic<bool> started{false}, release{false};
+  std::atomic<int> calls{0};
+  made_ahead<int> items(3, [&](std::size_t k) {
+    ++calls;
+    if (k == 0) {
+      started = true;
+      while (!release) std::this_thread::yield();
+    }
+    return static_cast<int>(k);
+  });
+  while (!started) std::this_thread::yield();
+  release = true;
+  items.make_all([] { return true; });
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(items.take(k), static_cast<int>(k));
+  EXPECT_EQ(calls.load(), 3);
+}
+
 TEST(MadeAhead, WhatTheHelperFailedToMakeIsMadeAgainSoThatTheCallerGetsTheError) {
   auto caller = std::this_thread::get_id();
   std::atomic<bool> helper_tried{false};

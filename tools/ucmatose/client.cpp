@@ -79,9 +79,15 @@ void client::run() {
   table_.reserve(n);
   ids_.reserve(n);
   // With one RDMA device on the host, every connection will be on it: its
-  // shared resources are made and the QPs made ahead from now, as the
-  // server does. Otherwise that waits for the first address to resolve.
-  if (ibv_context* verbs = fabric::sole_device()) devices_.start_helper(verbs, 1);
+  // shared resources and every connection's QP are made before connecting
+  // starts (here and on the helper thread at once), as the server makes
+  // them before its clients come, so that setting up a connection costs
+  // only its CM exchange. Otherwise the helper starts when the first
+  // address resolves and makes them while the others are set up.
+  if (ibv_context* verbs = fabric::sole_device()) {
+    devices_.start_helper(verbs, 1);
+    devices_.make_all_now();
+  }
   std::string peer = fmt::format("{}:{}", fabric::format_addr(addrs_.dst_addr()), o_.port);
   for (std::size_t i = 0; i < n; ++i) {
     auto t = table_.stamp();

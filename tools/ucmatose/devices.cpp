@@ -108,6 +108,10 @@ prepared_qp device_pool::make_qp(device_resources& dev, ibv_cq* send_cq, ibv_cq*
   return p;
 }
 
+void device_pool::make_all_now() {
+  if (helper_) helper_->make_all([] { return fabric::interrupted(); });
+}
+
 prepared_qp device_pool::take_qp(std::size_t i, rdma_cm_id* id) {
   if (helper_ && helper_device_ == id->verbs) return helper_->take(i);
   // Made here and now: no helper, or the connection came in on another device.

@@ -59,6 +59,11 @@ public:
   /// meets the error there, at its own step.
   void start_helper(ibv_context* verbs, std::uint8_t port);
 
+  /// Makes, on the calling thread beside the helper, every QP the helper
+  /// has not made yet; returns once all are made, or early on Ctrl-C
+  /// (take_qp makes the rest). Nothing to do without a helper.
+  void make_all_now();
+
   /// Connection i's QP, for its id: the one made ahead when the id is on
   /// the helper's device, else one made here and now.
   prepared_qp take_qp(std::size_t i, rdma_cm_id* id);

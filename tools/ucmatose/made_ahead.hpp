@@ -2,7 +2,9 @@
 /// Making the items of many connections (their QPs) ahead of need on a
 /// helper thread, so that the thread handling CM events only picks them
 /// up: with hundreds of connections in flight, making each QP on that
-/// thread would queue every connection's events behind it.
+/// thread would queue every connection's events behind it. A caller that
+/// has nothing else to do yet can make the rest beside the helper
+/// (make_all).
 
 #include <atomic>
 #include <csignal>
@@ -54,6 +56,16 @@ public:
     return std::move(*items_[k]);
   }
 
+  /// Makes on the calling thread too every item the helper has not begun,
+  /// then waits for the ones it is making: on return each item is made, or
+  /// left for take() to make again (its maker failed). `stop` is asked
+  /// between items (an interrupted run stops here; take() makes the rest).
+  template <class Stop>
+  void make_all(Stop stop) {
+    make_idle(stop);
+    for (std::size_t k = 0; k < count_; ++k) state_[k].wait(making, std::memory_order_acquire);
+  }
+
 private:
   enum slot : int { idle, making, made, taken };
 
@@ -69,8 +81,10 @@ private:
     sigset_t old_;
   };
 
-  void run(const std::stop_token& stop) {
-    for (std::size_t k = 0; k < count_ && !stop.stop_requested(); ++k) {
+  /// Makes every item no thread has begun, until `stop` says so.
+  template <class Stop>
+  void make_idle(Stop stop) {
+    for (std::size_t k = 0; k < count_ && !stop(); ++k) {
       int expected = idle;
       if (!state_[k].compare_exchange_strong(expected, making, std::memory_order_acq_rel)) continue;
       try {
@@ -81,6 +95,10 @@ private:
       state_[k].store(made, std::memory_order_release);
       state_[k].notify_all();
     }
+  }
+
+  void run(const std::stop_token& stop) {
+    make_idle([&] { return stop.stop_requested(); });
   }
 
   maker make_;
