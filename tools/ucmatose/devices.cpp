@@ -110,6 +110,7 @@ prepared_qp device_pool::make_qp(device_resources& dev, ibv_cq* send_cq, ibv_cq*
 
 void device_pool::make_all_now() {
   if (helper_) helper_->make_all([] { return fabric::interrupted(); });
+  fabric::throw_if_interrupted();
 }
 
 prepared_qp device_pool::take_qp(std::size_t i, rdma_cm_id* id) {

@@ -60,8 +60,8 @@ public:
   void start_helper(ibv_context* verbs, std::uint8_t port);
 
   /// Makes, on the calling thread beside the helper, every QP the helper
-  /// has not made yet; returns once all are made, or early on Ctrl-C
-  /// (take_qp makes the rest). Nothing to do without a helper.
+  /// has not made yet; returns once all are made. Throws on Ctrl-C, which
+  /// it checks between QPs. Nothing to make without a helper.
   void make_all_now();
 
   /// Connection i's QP, for its id: the one made ahead when the id is on
