@@ -66,3 +66,10 @@ TEST(resolve_try, a_resolution_is_asked_in_tries_of_at_most_resolve_try_within_i
   EXPECT_GT(fabric::resolve_try_ms(fabric::deadline::after(500ms)), 400);
   EXPECT_EQ(fabric::resolve_try_ms(fabric::deadline::at({})), 1);
 }
+
+TEST(resolve_try, the_first_try_of_a_wait_that_starts_now_is_its_limit_up_to_resolve_try) {
+  EXPECT_EQ(fabric::resolve_try_ms(wait_limit(1h)), fabric::resolve_try.count());
+  EXPECT_EQ(fabric::resolve_try_ms(wait_limit(500ms)), 500);
+  EXPECT_EQ(fabric::resolve_try_ms(wait_limit(0ms)), 1);
+  EXPECT_LE(fabric::resolve_try_ms(wait_limit(1h).until(fabric::deadline::after(300ms))), 300);
+}

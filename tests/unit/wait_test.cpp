@@ -66,6 +66,15 @@ TEST(wait, spans_are_counted_in_the_reports_units) {
   EXPECT_GE(fabric::ms_since(from), 0.0);
 }
 
+TEST(wait, the_coarse_clock_is_the_deadlines_clock_at_a_ticks_resolution) {
+  auto before = fabric::clock::now();
+  auto coarse = fabric::coarse_now();
+  auto after = fabric::clock::now();
+  EXPECT_LE(coarse, after);
+  // A tick is at most 10 ms; another epoch would be hours or years off.
+  EXPECT_GT(coarse, before - std::chrono::seconds(1));
+}
+
 TEST(wait, any_number_of_descriptors) {
   // A host with many RDMA devices waits on one channel each.
   std::vector<int> fds;

@@ -5,15 +5,15 @@
 /// ids; wake-ups that find nothing) cannot keep a phase alive: their
 /// wake-ups shorten the next wait instead.
 ///
-/// It reads CLOCK_MONOTONIC_COARSE, which the vDSO answers without a
-/// system call whatever the clock source (the HPET of an emulated guest
-/// makes every precise clock read one), at the resolution of a kernel
-/// tick: enough for a limit in milliseconds, and cheap enough for every
-/// wake-up of a loop that handles thousands of events.
+/// It reads the coarse clock (fabric::coarse_now): a kernel tick's
+/// resolution is enough for a limit in milliseconds, and no system call
+/// is cheap enough for every wake-up of a loop that handles thousands of
+/// events.
+
+#include "fabric/base/wait.hpp"
 
 #include <chrono>
 #include <cstdint>
-#include <ctime>
 
 namespace ucmatose {
 
@@ -23,11 +23,9 @@ public:
   /// A monotonic clock in milliseconds.
   using clock_fn = std::int64_t (*)();
 
-  /// CLOCK_MONOTONIC_COARSE in milliseconds.
+  /// fabric::coarse_now() in milliseconds.
   static std::int64_t coarse_now_ms() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(fabric::coarse_now().time_since_epoch()).count();
   }
 
   /// Starts the phase now; `now` is for tests.

@@ -13,9 +13,16 @@
 #include <atomic>
 #include <iterator>
 #include <cerrno>
+#include <ctime>
 #include <mutex>
 
 namespace fabric {
+
+clock::time_point coarse_now() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return clock::time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+}
 
 namespace {
 std::atomic<bool> g_interrupted{false};

@@ -126,6 +126,8 @@ int resolve_try_ms(const deadline& until) {
   return left >= 0 ? std::clamp(left, 1, ms) : ms;
 }
 
+int resolve_try_ms(const wait_limit& limit) { return std::min(limit.ms(), static_cast<int>(resolve_try.count())); }
+
 bool retry_resolution(const cm_event& ev, const deadline& until) {
   return (ev.type() == RDMA_CM_EVENT_ADDR_ERROR || ev.type() == RDMA_CM_EVENT_ROUTE_ERROR) &&
          ev.status() == -ETIMEDOUT && !until.expired();

@@ -23,6 +23,13 @@ inline double us_between(clock::time_point from, clock::time_point to) {
 inline double ms_since(clock::time_point t) { return ms_between(t, clock::now()); }
 inline double us_since(clock::time_point t) { return us_between(t, clock::now()); }
 
+/// Now on `clock` (CLOCK_MONOTONIC) at the resolution of a kernel tick,
+/// from CLOCK_MONOTONIC_COARSE, which the vDSO answers without a system
+/// call whatever the clock source (the HPET of an emulated guest makes
+/// every precise read one): for deadlines and limits in milliseconds
+/// taken many times a second. It may lag clock::now() by up to a tick.
+clock::time_point coarse_now();
+
 /// A point in time after which a wait gives up; `never()` for none.
 class deadline {
 public:

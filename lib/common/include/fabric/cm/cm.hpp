@@ -115,6 +115,9 @@ inline constexpr std::chrono::milliseconds resolve_try{2000};
 /// The milliseconds of one try of a resolution whose wait ends at
 /// `until`: resolve_try, or what is left when that is less (at least 1).
 int resolve_try_ms(const deadline& until);
+/// The same for the first try of a wait of `limit` that starts now: reads
+/// no clock unless `limit` also has an end of its own (wait_limit::by).
+int resolve_try_ms(const wait_limit& limit);
 
 /// Whether `ev` is the end of a try (ADDR_ERROR or ROUTE_ERROR, ETIMEDOUT)
 /// of a resolution whose wait, ending at `until`, has time for another:
