@@ -18,9 +18,10 @@ bool client::on_connect_request(fabric::cm_event& /*ev*/) { return false; }
 void client::on_flow_event(fabric::cm_event& ev, std::size_t i) {
   if (ev.type() == RDMA_CM_EVENT_ADDR_RESOLVED) on_addr_resolved(i);
   if (ev.type() == RDMA_CM_EVENT_ROUTE_RESOLVED) on_route_resolved(i);
+  if (ev.type() == RDMA_CM_EVENT_CONNECT_RESPONSE) on_connect_response(i);
   // A try the kernel ended within the wait (session::handle asked retry_resolution).
-  if (ev.type() == RDMA_CM_EVENT_ADDR_ERROR) try_addr(i);
-  if (ev.type() == RDMA_CM_EVENT_ROUTE_ERROR) try_route(i);
+  if (ev.type() == RDMA_CM_EVENT_ADDR_ERROR) try_addr(i, fabric::resolve_try_ms(table_[i].resolving));
+  if (ev.type() == RDMA_CM_EVENT_ROUTE_ERROR) try_route(i, fabric::resolve_try_ms(table_[i].resolving));
 }
 
 void client::on_addr_resolved(std::size_t i) {
@@ -30,8 +31,11 @@ void client::on_addr_resolved(std::size_t i) {
   set_id_options(o_, con_, c.id, true);
   c.st = conn_state::resolving_route;
   table_.start(i, step::resolve_route, now);
-  c.resolving = o_.timeout.next();
-  try_route(i);
+  // The route's wait starts now; a tick's precision is enough for it, and
+  // reading the coarse clock is no system call (a precise read is, under
+  // emulation): a connection's setup reads no clock at all.
+  c.resolving = o_.timeout.next_from(fabric::coarse_now());
+  try_route(i, fabric::resolve_try_ms(o_.timeout));
   // The device is known now (if it was not from the start): the QPs are
   // made ahead while routes resolve.
   devices_.start_helper(c.id->verbs, c.id->port_num);
@@ -39,25 +43,19 @@ void client::on_addr_resolved(std::size_t i) {
 
 // Address and route are asked of the kernel in tries (resolve_try), each
 // tried again within the connection's wait.
-void client::try_addr(std::size_t i) {
-  auto& c = table_[i];
-  fabric::check_rc(rdma_resolve_addr(c.id, addrs_.src_addr(), addrs_.dst_addr(), fabric::resolve_try_ms(c.resolving)),
+void client::try_addr(std::size_t i, int ms) {
+  fabric::check_rc(rdma_resolve_addr(table_[i].id, addrs_.src_addr(), addrs_.dst_addr(), ms),
                    fmt::format("rdma_resolve_addr {}", fabric::format_addr(addrs_.dst_addr())));
 }
 
-void client::try_route(std::size_t i) {
-  auto& c = table_[i];
-  fabric::check_rc(rdma_resolve_route(c.id, fabric::resolve_try_ms(c.resolving)), "rdma_resolve_route");
-}
+void client::try_route(std::size_t i, int ms) { fabric::check_rc(rdma_resolve_route(table_[i].id, ms), "rdma_resolve_route"); }
 
 void client::on_route_resolved(std::size_t i) {
   auto& c = table_[i];
   table_.finish(i, step::resolve_route);
-  auto p = devices_.take_qp(i, c.id);
-  c.dev = p.dev;
-  table_.record(i, step::create_qp, p.create_us);
-  c.qp = fabric::attach_rc_qp(c.id, std::move(p.qp));
+  take_qp(i);
   rdma_conn_param param{};
+  param.qp_num = c.qp->qp_num;
   param.responder_resources = 1;
   param.initiator_depth = 1;
   param.retry_count = 5;
@@ -68,6 +66,15 @@ void client::on_route_resolved(std::size_t i) {
   c.st = conn_state::connecting;
   table_.start(i, step::connect);
   fabric::check_rc(rdma_connect(c.id, &param), "rdma_connect");
+}
+
+// The server accepted: the QP goes to RTS and the RTU to the server, as
+// librdmacm does for a QP on the id (which then reports ESTABLISHED).
+void client::on_connect_response(std::size_t i) {
+  auto& c = table_[i];
+  fabric::ready_rc_qp(c.id, c.qp.get(), c.qp_init);
+  fabric::check_rc(rdma_establish(c.id), "rdma_establish");
+  on_established(i);
 }
 
 void client::run() {
@@ -102,11 +109,12 @@ void client::run() {
   table_.begin_setup(table_.stamp());
   table_.set_pending(n);
   auto resolving = o_.timeout.next();
+  int first_try = fabric::resolve_try_ms(o_.timeout);
   for (std::size_t i = 0; i < n; ++i) {
     table_.start(i, step::resolve_addr);
     table_[i].resolving = resolving;
     try {
-      try_addr(i);
+      try_addr(i, first_try);
     } catch (const fabric::error& e) {
       table_.fail(i, e.what(), e.code());
     }

@@ -21,8 +21,10 @@ private:
   void on_flow_event(fabric::cm_event& ev, std::size_t i) override;
   void on_addr_resolved(std::size_t i);
   void on_route_resolved(std::size_t i);
-  void try_addr(std::size_t i);
-  void try_route(std::size_t i);
+  void on_connect_response(std::size_t i);
+  /// One try (of `ms`) of connection i's address or route resolution.
+  void try_addr(std::size_t i, int ms);
+  void try_route(std::size_t i, int ms);
 
   fabric::resolved_pair addrs_;
 };

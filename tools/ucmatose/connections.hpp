@@ -8,6 +8,7 @@
 
 #include "fabric/cli/console.hpp"
 #include "fabric/base/handles.hpp"
+#include "fabric/cm/rc.hpp"
 #include "fabric/base/wait.hpp"
 
 #include <array>
@@ -28,7 +29,8 @@ enum class conn_state { resolving_addr, resolving_route, connecting, established
 struct connection {
   rdma_cm_id* id = nullptr;                 ///< owned by the session
   device_resources* dev = nullptr;          ///< the device its QP is on, once it has one
-  fabric::cm_qp qp;
+  fabric::verbs_qp qp;                      ///< not on the id: its number goes in the CM's parameters
+  fabric::rc_init qp_init = fabric::rc_init::again;  ///< how ready_rc_qp takes it to RTS
   conn_state st = conn_state::resolving_addr;
   std::array<fabric::clock::time_point, step_count> started{};
   fabric::deadline resolving = fabric::deadline::at({});  ///< the end of its address's or route's wait

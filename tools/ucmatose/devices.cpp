@@ -91,7 +91,10 @@ void device_pool::make_helper(ibv_context* verbs, std::uint8_t port) {
     send = slice_cq(dev, depth);
     recv = slice_cq(dev, depth);
   }
+  ibv_port_attr port_attr{};
+  helper_on_roce_ = ibv_query_port(verbs, port, &port_attr) == 0 && port_attr.link_layer == IBV_LINK_LAYER_ETHERNET;
   helper_device_ = verbs;
+  helper_port_ = port;
   helper_ = std::make_unique<made_ahead<prepared_qp>>(n, [this, &dev, port, cqs = std::move(cqs)](std::size_t k) {
     return make_qp(dev, cqs[k].first, cqs[k].second, port, k);
   });
@@ -114,7 +117,11 @@ void device_pool::make_all_now() {
 }
 
 prepared_qp device_pool::take_qp(std::size_t i, rdma_cm_id* id) {
-  if (helper_ && helper_device_ == id->verbs) return helper_->take(i);
+  if (helper_ && helper_device_ == id->verbs) {
+    prepared_qp p = helper_->take(i);
+    if (helper_on_roce_ && id->port_num == helper_port_) p.init = fabric::rc_init::as_made;
+    return p;
+  }
   // Made here and now: no helper, or the connection came in on another device.
   auto& dev = device_for(id->verbs);
   auto depth = static_cast<int>(qp_config().send_depth);

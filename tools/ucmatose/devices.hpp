@@ -40,6 +40,9 @@ struct prepared_qp {
   fabric::verbs_qp qp;
   device_resources* dev = nullptr;
   double create_us = 0;
+  /// Whether its INIT state already is the connection's (see fabric::rc_init):
+  /// ucmatose only sends, so only the port and its P_Key index count.
+  fabric::rc_init init = fabric::rc_init::again;
 };
 
 /// Every device's shared resources, and the QP helper.
@@ -65,7 +68,8 @@ public:
   void make_all_now();
 
   /// Connection i's QP, for its id: the one made ahead when the id is on
-  /// the helper's device, else one made here and now.
+  /// the helper's device, else one made here and now. Not on the id: the
+  /// connection takes it to RTS (fabric::ready_rc_qp).
   prepared_qp take_qp(std::size_t i, rdma_cm_id* id);
 
   /// Polls every CQ, handing each completion to `on`; true when any came.
@@ -92,6 +96,8 @@ private:
   int max_cqe_ = 0;
   std::vector<std::unique_ptr<device_resources>> devices_;
   ibv_context* helper_device_ = nullptr;
+  std::uint8_t helper_port_ = 0;
+  bool helper_on_roce_ = false;            // the helper's port is RoCE: its P_Key index is always 0
   bool helper_tried_ = false;
   std::unique_ptr<made_ahead<prepared_qp>> helper_;  // last: stopped before the devices go
 };

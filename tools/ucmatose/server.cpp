@@ -28,13 +28,20 @@ bool server::on_connect_request(fabric::cm_event& ev) {
   table_.set_pending(table_.pending() + 1);
   auto& c = table_[i];
   try {
-    auto p = devices_.take_qp(i, c.id);
-    c.dev = p.dev;
-    table_.record(i, step::create_qp, p.create_us);
-    c.qp = fabric::attach_rc_qp(c.id, std::move(p.qp));
+    take_qp(i);
     set_id_options(o_, con_, c.id, false);
     table_.start(i, step::connect);
-    fabric::check_rc(rdma_accept(c.id, nullptr), "rdma_accept");
+    // As librdmacm's rdma_accept does the QP of an id, and with what its
+    // defaults send: initiator depth and responder resources as the
+    // client's request and the device allow, full retries.
+    fabric::ready_rc_qp(c.id, c.qp.get(), c.qp_init);
+    rdma_conn_param param{};
+    param.responder_resources = RDMA_MAX_RESP_RES;
+    param.initiator_depth = RDMA_MAX_INIT_DEPTH;
+    param.retry_count = 7;
+    param.rnr_retry_count = 7;
+    param.qp_num = c.qp->qp_num;
+    fabric::check_rc(rdma_accept(c.id, &param), "rdma_accept");
   } catch (const error& e) {
     if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
     con_.line("cmatose: failing connection request");

@@ -60,12 +60,9 @@ bool session::handle(fabric::cm_event& ev) {
       return true;
     }
     switch (ev.type()) {
-      case RDMA_CM_EVENT_ESTABLISHED: {
-        auto now = table_.stamp();
-        table_.finish(i, step::connect, now);
-        table_.establish(i, now);
+      case RDMA_CM_EVENT_ESTABLISHED:
+        on_established(i);
         break;
-      }
       case RDMA_CM_EVENT_ADDR_ERROR:
       case RDMA_CM_EVENT_ROUTE_ERROR:
       case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -94,6 +91,21 @@ bool session::handle(fabric::cm_event& ev) {
     table_.fail(i, e.what(), e.code());
   }
   return true;
+}
+
+void session::on_established(std::size_t i) {
+  auto now = table_.stamp();
+  table_.finish(i, step::connect, now);
+  table_.establish(i, now);
+}
+
+void session::take_qp(std::size_t i) {
+  auto& c = table_[i];
+  auto p = devices_.take_qp(i, c.id);
+  c.dev = p.dev;
+  c.qp = std::move(p.qp);
+  c.qp_init = p.init;
+  table_.record(i, step::create_qp, p.create_us);
 }
 
 void session::on_disconnected(std::size_t i) {

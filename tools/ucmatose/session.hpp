@@ -46,7 +46,8 @@ protected:
   /// A connection request (server). Returns whether it was progress.
   virtual bool on_connect_request(fabric::cm_event& ev) = 0;
   /// An event of connection i that only the flow handles (the client's
-  /// address and route resolution); may throw to fail connection i.
+  /// address and route resolution, the server's answer); may throw to
+  /// fail connection i.
   virtual void on_flow_event(fabric::cm_event& ev, std::size_t i) = 0;
 
   fabric::cm_channel& events() { return migrated_ ? *migrated_ : channel_; }
@@ -57,6 +58,12 @@ protected:
   /// Handles CM events and completions until `done` holds; false when the
   /// phase went --timeout without progress first.
   bool drive(const std::function<bool()>& done);
+
+  /// Connection i's QP from the device pool, its making recorded as the
+  /// connection's create_qp step.
+  void take_qp(std::size_t i);
+  /// Connection i is established: its connect step ends.
+  void on_established(std::size_t i);
 
   /// Drives the connections being set up until none is pending; on timeout
   /// fails the ones still on their way, naming the event they wait for.

@@ -59,13 +59,15 @@ verbs_qp create_unattached_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, c
   return qp;
 }
 
-cm_qp attach_rc_qp(rdma_cm_id* id, verbs_qp qp) {
-  if (id->qp) throw error(exit_code::system, "attach_rc_qp: the id has a QP already");
-  if (id->verbs != qp->context) throw error(exit_code::system, "attach_rc_qp: the QP is on another device");
-  // What rdma_create_qp leaves behind: librdmacm drives id->qp from here on.
-  id->pd = qp->pd;
-  id->qp = qp.release();
-  return cm_qp(id);
+void ready_rc_qp(rdma_cm_id* id, ibv_qp* qp, rc_init init) {
+  for (ibv_qp_state state : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
+    if (state == IBV_QPS_INIT && init == rc_init::as_made) continue;
+    ibv_qp_attr attr{};
+    int mask = 0;
+    attr.qp_state = state;
+    check_rc(rdma_init_qp_attr(id, &attr, &mask), "rdma_init_qp_attr");
+    check_ret(ibv_modify_qp(qp, &attr, mask), "ibv_modify_qp");
+  }
 }
 
 rc_endpoint::rc_endpoint(rdma_cm_id* id, const rc_config& cfg) : id_(id), cfg_(cfg) {
@@ -95,15 +97,7 @@ rdma_conn_param rc_endpoint::conn_param() const noexcept {
   return p;
 }
 
-void rc_endpoint::ready_self_created_qp() {
-  for (ibv_qp_state state : {IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS}) {
-    ibv_qp_attr attr{};
-    int mask = 0;
-    attr.qp_state = state;
-    check_rc(rdma_init_qp_attr(id_, &attr, &mask), "rdma_init_qp_attr");
-    check_ret(ibv_modify_qp(own_qp_.get(), &attr, mask), "ibv_modify_qp");
-  }
-}
+void rc_endpoint::ready_self_created_qp() { ready_rc_qp(id_, own_qp_.get(), rc_init::again); }
 
 void rc_endpoint::fail_self_created_qp() noexcept {
   if (!own_qp_) return;

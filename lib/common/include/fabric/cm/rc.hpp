@@ -37,16 +37,26 @@ cm_qp create_rc_qp(rdma_cm_id* id, ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq,
                    std::uint32_t* max_inline = nullptr);
 
 /// Creates an RC QP before its connection exists (ibv_create_qp) and moves
-/// it to INIT on `port`, so that receives can be posted on it at once.
-/// attach_rc_qp hands it to an id later; rdma_accept and rdma_connect then
-/// take it through INIT (with the connection's own port and P_Key), RTR and
-/// RTS, as they do a QP from rdma_create_qp.
+/// it to INIT on `port` (P_Key index 0, no remote access), so that
+/// receives can be posted on it at once. It stays the caller's, off any
+/// id: its number goes in the connect or accept parameters (qp_num), and
+/// ready_rc_qp takes it to RTS.
 verbs_qp create_unattached_rc_qp(ibv_pd* pd, ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg,
                                  std::uint8_t port);
 
-/// Makes `qp` the QP of `id`, as rdma_create_qp would have made one; the
-/// returned handle destroys it. Throws when they are on different devices.
-cm_qp attach_rc_qp(rdma_cm_id* id, verbs_qp qp);
+/// Whether ready_rc_qp moves a QP to INIT again first.
+enum class rc_init {
+  again,    ///< with the connection's port, P_Key index and remote access, as librdmacm does
+  as_made,  ///< no: the QP's INIT state already is the connection's (its port; a RoCE port's
+            ///< P_Key index is always 0) and the connection needs no RDMA READ or WRITE from the peer
+};
+
+/// Takes `qp`, an RC QP in INIT that is not on `id`, to RTR and RTS with
+/// the attributes the CM gives for the connection (rdma_init_qp_attr), as
+/// librdmacm does the QP of an id: a server before rdma_accept, a client
+/// at RDMA_CM_EVENT_CONNECT_RESPONSE, before rdma_establish (no
+/// ESTABLISHED event follows on its side).
+void ready_rc_qp(rdma_cm_id* id, ibv_qp* qp, rc_init init);
 
 /// PD, CQ and QP of one connection, on an rdma_cm id the caller owns.
 class rc_endpoint {
