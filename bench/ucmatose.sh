@@ -15,7 +15,8 @@ ADDR=$FABRIC_ADDR
 
 # setup_rate SERVER_BIN CLIENT_BIN CONNECTIONS: prints connections per second
 # and the client's start-up in milliseconds (from "cmatose: starting client"
-# to "cmatose: connecting": ours makes its QPs there).
+# to "cmatose: connecting": ours makes its QPs there); nothing when the
+# client failed.
 setup_rate() {
   local srv=$1 cli=$2 c=$3
   "$srv/ucmatose" -c "$c" -C 1 >/dev/null 2>&1 &
@@ -64,6 +65,11 @@ for c in 100 500; do
       read -r ours ours_start < <(setup_rate "$BIN" "$BIN" "$c")
       read -r theirs theirs_start < <(setup_rate /usr/bin /usr/bin "$c")
     fi
+    if [ -z "$theirs" ] || [ -z "$ours" ]; then
+      # The failed client said why on stderr; its round has no figure.
+      echo "ucmatose: -c $c round $r left out: a client failed (connections/s: rdma-core ${theirs:-none}, ours ${ours:-none})"
+      continue
+    fi
     echo "ucmatose: -c $c round $r connection setup, connections/s: rdma-core ${theirs}, ours ${ours}" \
          "(client start-up, ms: rdma-core ${theirs_start}, ours ${ours_start})"
     ratios+=("$(awk -v o="$ours" -v t="$theirs" 'BEGIN {printf "%.2f", o / t}')")
@@ -72,6 +78,10 @@ for c in 100 500; do
                 'BEGIN {printf "%.2f", (c / t + ts / 1000) / (c / o + os / 1000)}')")
     rates+=("$r $theirs $ours")
   done
+  if [ "${#ratios[@]}" = 0 ]; then
+    echo "ucmatose: -c $c: no round gave a figure"
+    continue
+  fi
   # Why a round's ratio is off the median: which tool was off its own
   # median rate in that round (both at once: the guest was).
   printf '%s\n' "${rates[@]}" | awk -v c="$c" '
