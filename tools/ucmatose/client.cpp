@@ -33,7 +33,8 @@ void client::on_addr_resolved(std::size_t i) {
   table_.start(i, step::resolve_route, now);
   // The route's wait starts now; a tick's precision is enough for it, and
   // reading the coarse clock is no system call (a precise read is, under
-  // emulation): a connection's setup reads no clock at all.
+  // emulation): unless steps are timed, setting a connection up reads no
+  // precise clock.
   c.resolving = o_.timeout.next_from(fabric::coarse_now());
   try_route(i, fabric::resolve_try_ms(o_.timeout));
   // The device is known now (if it was not from the start): the QPs are
@@ -48,7 +49,9 @@ void client::try_addr(std::size_t i, int ms) {
                    fmt::format("rdma_resolve_addr {}", fabric::format_addr(addrs_.dst_addr())));
 }
 
-void client::try_route(std::size_t i, int ms) { fabric::check_rc(rdma_resolve_route(table_[i].id, ms), "rdma_resolve_route"); }
+void client::try_route(std::size_t i, int ms) {
+  fabric::check_rc(rdma_resolve_route(table_[i].id, ms), "rdma_resolve_route");
+}
 
 void client::on_route_resolved(std::size_t i) {
   auto& c = table_[i];
