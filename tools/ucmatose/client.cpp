@@ -45,8 +45,7 @@ void client::on_addr_resolved(std::size_t i) {
 // Address and route are asked of the kernel in tries (resolve_try), each
 // tried again within the connection's wait.
 void client::try_addr(std::size_t i, int ms) {
-  fabric::check_rc(rdma_resolve_addr(table_[i].id, addrs_.src_addr(), addrs_.dst_addr(), ms),
-                   fmt::format("rdma_resolve_addr {}", fabric::format_addr(addrs_.dst_addr())));
+  fabric::check_rc(rdma_resolve_addr(table_[i].id, addrs_.src_addr(), addrs_.dst_addr(), ms), resolve_addr_what_);
 }
 
 void client::try_route(std::size_t i, int ms) {
@@ -98,7 +97,9 @@ void client::run() {
     devices_.start_helper(verbs, 1);
     devices_.make_all_now();
   }
-  std::string peer = fmt::format("{}:{}", fabric::format_addr(addrs_.dst_addr()), o_.port);
+  std::string dst = fabric::format_addr(addrs_.dst_addr());
+  std::string peer = fmt::format("{}:{}", dst, o_.port);
+  resolve_addr_what_ = fmt::format("rdma_resolve_addr {}", dst);
   for (std::size_t i = 0; i < n; ++i) {
     auto t = table_.stamp();
     ids_.push_back(channel_.create_id(ps));

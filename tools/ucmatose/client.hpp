@@ -8,6 +8,8 @@
 
 #include "fabric/verbs/addr.hpp"
 
+#include <string>
+
 namespace ucmatose {
 
 /// The side given -s.
@@ -27,6 +29,7 @@ private:
   void try_route(std::size_t i, int ms);
 
   fabric::resolved_pair addrs_;
+  std::string resolve_addr_what_;  // what a failed address resolution says, made once: every connection asks the same
 };
 
 }  // namespace ucmatose
