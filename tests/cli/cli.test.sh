@@ -40,7 +40,8 @@ declare -A attempt=(
   [mckey]="-m 239.1.1.1 --timeout 2000"
   [ucmatose]="-s 127.0.0.1 --timeout 2000"
   [ib_acme]="-d 127.0.0.1 -S /nonexistent/ibacm.sock --timeout 2000"
-  [fabric-sweep]="--hosts a,b --rank 1 --address 127.0.0.1 --timeout 2000"
+  # A rank waits up to five timeouts for rank 0: a short one.
+  [fabric-sweep]="--hosts a,b --rank 1 --address 127.0.0.1 --timeout 400"
 )
 # A flag each tool has that takes no value, for -j clusters.
 declare -A flag=([rping]=V [udaddy]= [mckey]=s [ucmatose]=m [ib_acme]=c [fabric-sweep]=)
