@@ -1,10 +1,15 @@
 #include "fabric/base/wait.hpp"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
 #include <chrono>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -89,4 +94,48 @@ TEST(wait, any_number_of_descriptors) {
     ::close(p[0]);
     ::close(p[1]);
   }
+}
+
+namespace {
+/// The write end of the self-pipe, found as any code in the process could
+/// find it: the descriptor open for writing on the same pipe.
+int self_pipe_writer() {
+  struct stat read_end {};
+  if (::fstat(fabric::interrupt_fd(), &read_end) != 0) return -1;
+  for (int fd = 3; fd < 1024; ++fd) {
+    struct stat st {};
+    if (fd == fabric::interrupt_fd() || ::fstat(fd, &st) != 0) continue;
+    if (st.st_ino == read_end.st_ino && st.st_dev == read_end.st_dev && (::fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY)
+      return fd;
+  }
+  return -1;
+}
+}  // namespace
+
+TEST(wait, a_stray_byte_on_the_self_pipe_neither_ends_a_wait_nor_keeps_it_spinning) {
+  // What a forked child running foreign code (an ibacm provider) can do.
+  fabric::install_interrupt_handler();
+  int writer = self_pipe_writer();
+  ASSERT_GE(writer, 0);
+  // In a child, bounded by the parent: a wait that spins would never end.
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    pipe_pair quiet;
+    bool ok = ::write(writer, "x", 1) == 1 &&
+              fabric::wait_any(std::array<int, 1>{quiet.fd[0]}, fabric::deadline::after(50ms)) == -1 &&
+              !fabric::wait_readable(quiet.fd[0], fabric::deadline::after(50ms)) &&
+              fabric::wait_writable(quiet.fd[1], fabric::deadline::after(5000ms)) && !fabric::interrupted();
+    ::_exit(ok ? 0 : 1);
+  }
+  int status = -1;
+  bool ended = false;
+  for (int i = 0; i < 500 && !(ended = ::waitpid(pid, &status, WNOHANG) == pid); ++i)
+    std::this_thread::sleep_for(10ms);
+  if (!ended) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    FAIL() << "the wait did not end within 5 s";
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }

@@ -8,7 +8,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -26,20 +25,6 @@ unique_fd::~unique_fd() { reset(); }
 void unique_fd::reset(int fd) noexcept {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
-}
-
-bool wait_writable(int fd, const deadline& until) {
-  for (;;) {
-    throw_if_interrupted();
-    pollfd p[2] = {{fd, POLLOUT, 0}, {interrupt_fd(), POLLIN, 0}};
-    int rc = ::poll(p, 2, until.poll_timeout());
-    if (rc < 0) {
-      if (errno == EINTR) continue;
-      throw_errno(errno, "poll");
-    }
-    throw_if_interrupted();
-    return rc > 0;
-  }
 }
 
 int connect_bounded(int fd, const sockaddr* sa, socklen_t len, const deadline& until) {

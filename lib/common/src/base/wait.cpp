@@ -89,10 +89,16 @@ void throw_if_interrupted() {
 int interrupt_fd() noexcept { return g_pipe[0]; }
 
 namespace {
-/// poll(2) on `fds` and the self-pipe; `timeout_ms()` gives poll's timeout
-/// for each try (tries repeat after EINTR).
+void drain_self_pipe() noexcept {
+  char buf[64];
+  while (::read(g_pipe[0], buf, sizeof buf) > 0) {
+  }
+}
+
+/// poll(2) for `events` on `fds` and for input on the self-pipe;
+/// `timeout_ms()` gives poll's timeout for each try (tries repeat after EINTR).
 template <typename Timeout>
-int poll_any(std::span<const int> fds, Timeout timeout_ms) {
+int poll_any(std::span<const int> fds, short events, Timeout timeout_ms) {
   // Most waits are on one or two descriptors (and the self-pipe): those
   // stay on the stack; a host with many devices gets the heap.
   std::array<pollfd, 8> small;
@@ -105,7 +111,7 @@ int poll_any(std::span<const int> fds, Timeout timeout_ms) {
   for (;;) {
     throw_if_interrupted();
     nfds_t n = 0;
-    for (int fd : fds) polled[n++] = {fd, POLLIN, 0};
+    for (int fd : fds) polled[n++] = {fd, events, 0};
     polled[n++] = {g_pipe[0], POLLIN, 0};
     int rc = ::poll(polled.data(), n, timeout_ms());
     if (rc < 0) {
@@ -116,20 +122,28 @@ int poll_any(std::span<const int> fds, Timeout timeout_ms) {
     if (rc == 0) return -1;
     for (std::size_t i = 0; i < fds.size(); ++i)
       if (polled[i].revents != 0) return static_cast<int>(i);
+    // The self-pipe readable with no stop asked (a stop is flagged before
+    // its byte is written): a stray writer, such as a forked child running
+    // foreign code. Drained, or every later wait would wake at once.
+    drain_self_pipe();
   }
 }
 }  // namespace
 
 int wait_any(std::span<const int> fds, const deadline& until) {
-  return poll_any(fds, [&] { return until.poll_timeout(); });
+  return poll_any(fds, POLLIN, [&] { return until.poll_timeout(); });
 }
 
 int wait_any(std::span<const int> fds, std::chrono::milliseconds quiet) {
   auto ms = std::clamp<std::chrono::milliseconds::rep>(quiet.count(), 0, 1'000'000'000);
-  return poll_any(fds, [ms] { return static_cast<int>(ms); });
+  return poll_any(fds, POLLIN, [ms] { return static_cast<int>(ms); });
 }
 
 bool wait_readable(int fd, const deadline& until) { return wait_any(std::span<const int>(&fd, 1), until) == 0; }
+
+bool wait_writable(int fd, const deadline& until) {
+  return poll_any(std::span<const int>(&fd, 1), POLLOUT, [&] { return until.poll_timeout(); }) == 0;
+}
 
 void set_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);

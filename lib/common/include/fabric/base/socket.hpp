@@ -38,10 +38,6 @@ private:
   int fd_;
 };
 
-/// Waits for POLLOUT (or an error) on fd; false when the deadline passed.
-/// Throws when interrupted.
-bool wait_writable(int fd, const deadline& until);
-
 /// Connects a non-blocking socket within the deadline; returns 0 or an
 /// errno (EAGAIN: a unix listener's backlog stayed full until the deadline).
 int connect_bounded(int fd, const sockaddr* sa, socklen_t len, const deadline& until);

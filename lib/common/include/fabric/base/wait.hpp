@@ -97,6 +97,10 @@ int interrupt_fd() noexcept;
 /// readable, which makes this an interruptible sleep.
 bool wait_readable(int fd, const deadline& until);
 
+/// Waits until `fd` is writable (or has an error); false when the deadline
+/// passes; throws error(exit_code::interrupted) on a signal.
+bool wait_writable(int fd, const deadline& until);
+
 /// Waits until one of `fds` is readable and returns its index, or -1 when
 /// the deadline passes; throws error(exit_code::interrupted) on a signal.
 int wait_any(std::span<const int> fds, const deadline& until);
