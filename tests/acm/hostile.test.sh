@@ -59,9 +59,22 @@ stop_responder "$RESPONDER_PID"
 PROVIDERS=$BIN/../tests/providers
 expect "--probe with hostile providers" 0 --probe -j --provider-path "$PROVIDERS" -S "$WORK/none.sock" --timeout 500
 if [ "$(grep -c '"schema"' "$WORK/o")" -eq 1 ] &&
-   json_check "$WORK/o" "len(d['summary']['probe']['providers']['providers'])==2"; then
+   json_check "$WORK/o" "len(d['summary']['probe']['providers']['providers'])==4"; then
   pass "--probe: one document whatever the providers do"
 else fail "--probe with hostile providers"; head -c 1500 "$WORK/o"; cat "$WORK/o.err"; fi
+# What a provider writes on the probe's pipe in its place: only facts of
+# their type are taken, text made printable, stray keys left out; a flood
+# is cut short.
+provider() { echo "[p for p in d['summary']['probe']['providers']['providers'] if p['file'].endswith('/$1.so')][0]"; }
+if json_check "$WORK/o" "$(provider lies)['loaded'] is False and $(provider lies)['version'] is None and
+                         $(provider lies)['size'] is None and $(provider lies)['fits'] is False and
+                         $(provider lies)['file'].endswith('/lies.so') and '\x1b' not in $(provider lies)['name'] and
+                         '\x07' not in $(provider lies)['error'] and 'stray' not in $(provider lies)"; then
+  pass "--probe: a provider's lies on the pipe are not believed"
+else fail "--probe: a lying provider"; head -c 3000 "$WORK/o"; fi
+if json_check "$WORK/o" "$(provider floods)['error'] == \"provider's answer too long\""; then
+  pass "--probe: a provider flooding the pipe is cut short"
+else fail "--probe: a flooding provider"; head -c 3000 "$WORK/o"; fi
 expect "--probe with hostile providers, human" 0 --probe --provider-path "$PROVIDERS" --timeout 500
 if [ "$(grep -c '^ACM option probe' "$WORK/o")" -eq 1 ] && ! grep -q $'\x1b' "$WORK/o"; then
   pass "--probe: one report, no raw escapes"; else fail "--probe human"; cat -v "$WORK/o" | head -30; fi

@@ -3,6 +3,8 @@
 // is, and the child's answer read back within --timeout.
 #include "probe.hpp"
 
+#include "fabric/base/socket.hpp"
+#include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
@@ -11,7 +13,6 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,11 +29,24 @@ using nlohmann::json;
 
 namespace {
 
+/// Leaves the child only its answer's pipe (moved to descriptor 3) and
+/// /dev/null as stdin, stdout and stderr: whatever the provider's code
+/// writes cannot reach the parent's output, its self-pipe or its sockets.
+void isolate(int& fd) {
+  int answer = ::fcntl(fd, F_DUPFD, 3);  // out of 0-2 first, whatever the parent's stdio was
+  int null = ::open("/dev/null", O_RDWR);
+  for (int std_fd : {0, 1, 2})
+    if (null >= 0) ::dup2(null, std_fd);
+  if (answer >= 0 && (answer == 3 || ::dup2(answer, 3) == 3)) fd = 3;
+  ::close_range(fd + 1, ~0U, 0);
+}
+
 /// The child's half of probe_provider: loads the provider, writes what it
 /// found as JSON to `fd`, and always ends with _exit, whatever is thrown:
 /// the child must never run on into the parent's code.
 [[noreturn]] void provider_child(const std::string& path, int fd) noexcept {
   try {
+    isolate(fd);
     json c;
     void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -71,6 +85,32 @@ namespace {
   }
 }
 
+/// The longest answer a child writes is a few hundred bytes; more is the
+/// provider's own writing, not read further.
+constexpr std::size_t answer_limit = 64 * 1024;
+
+/// Takes from the child's answer the facts it may tell, each only with its
+/// type, and its text made printable again: the provider's own code ran in
+/// the child and could have written anything to the pipe.
+void take_answer(json& r, const json& c) {
+  if (!c.is_object()) {
+    r["error"] = "provider gave an unreadable answer";
+    return;
+  }
+  auto take = [&](const char* key, bool (json::*has_type)() const noexcept) {
+    auto it = c.find(key);
+    if (it == c.end() || !((*it).*has_type)()) return;
+    r[key] = it->is_string() ? json(fabric::printable(it->get_ref<const std::string&>())) : *it;
+  };
+  take("loaded", &json::is_boolean);
+  take("lazy_loadable", &json::is_boolean);
+  take("name", &json::is_string);
+  take("version", &json::is_number_unsigned);
+  take("size", &json::is_number_unsigned);
+  take("fits", &json::is_boolean);
+  take("error", &json::is_string);
+}
+
 /// Loads one provider in a child process (a provider starts threads and
 /// may crash or hang), asks provider_query, and reports.
 json probe_provider(const std::string& path, const fabric::wait_limit& limit) {
@@ -93,37 +133,38 @@ json probe_provider(const std::string& path, const fabric::wait_limit& limit) {
   }
   if (pid == 0) provider_child(path, fds[1]);
   ::close(fds[1]);
+  fabric::unique_fd answer(fds[0]);
   std::string text;
   auto until = limit.next();
   char buf[4096];
-  for (;;) {
-    if (fabric::interrupted()) {
-      // Ctrl-C ends the probe: the child goes first, then the run.
-      ::kill(pid, SIGKILL);
-      ::close(fds[0]);
-      ::waitpid(pid, nullptr, 0);
-      fabric::throw_if_interrupted();
+  try {
+    for (;;) {
+      if (!fabric::wait_readable(answer.get(), until)) {
+        r["error"] = "provider did not answer in time";
+        ::kill(pid, SIGKILL);
+        break;
+      }
+      auto n = ::read(answer.get(), buf, sizeof buf);
+      if (n <= 0) break;
+      text.append(buf, static_cast<std::size_t>(n));
+      if (text.size() > answer_limit) {
+        ::kill(pid, SIGKILL);
+        break;
+      }
     }
-    pollfd p[2] = {{fds[0], POLLIN, 0}, {fabric::interrupt_fd(), POLLIN, 0}};
-    int rc = ::poll(p, 2, until.poll_timeout());
-    if (rc < 0 && errno == EINTR) continue;
-    if (rc > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;  // the interrupt: seen above
-    if (rc <= 0) {
-      r["error"] = "provider did not answer in time";
-      ::kill(pid, SIGKILL);
-      break;
-    }
-    auto n = ::read(fds[0], buf, sizeof buf);
-    if (n <= 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
+  } catch (...) {
+    // Ctrl-C ends the probe: the child goes first, then the run.
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    throw;
   }
-  ::close(fds[0]);
+  answer.reset();
   int status = 0;
   ::waitpid(pid, &status, 0);
-  if (!text.empty()) {
-    auto c = json::parse(text, nullptr, false);
-    if (!c.is_discarded())
-      for (auto& [k, v] : c.items()) r[k] = v;
+  if (text.size() > answer_limit) {
+    r["error"] = "provider's answer too long";
+  } else if (!text.empty()) {
+    take_answer(r, json::parse(text, nullptr, false));
   } else if (r["error"].is_null()) {
     r["error"] = WIFSIGNALED(status) ? fmt::format("provider crashed (signal {})", WTERMSIG(status))
                                      : "provider gave no answer";
