@@ -50,9 +50,10 @@ sys.path.insert(0, sys.argv[3])
 import fabric_json
 with open(sys.argv[1]) as f:
     d = json.load(f)
-bad = fabric_json.problems(d)
-if bad:
-    print("\n".join("    | " + p for p in bad), file=sys.stderr)
+try:
+    fabric_json.check_all([d])
+except ValueError as e:
+    print("\n".join("    | " + p for p in str(e).splitlines()), file=sys.stderr)
     sys.exit(1)
 kind = lambda k: [r for r in d["results"] if r["kind"] == k]
 sys.exit(0 if eval("(" + sys.argv[2] + ")", {"d": d, "kind": kind}) else 1)

@@ -77,10 +77,69 @@ def parse_lines(text):
     return objs
 
 
+_UNKNOWN = "zz_undeclared"
+_closed_shapes = set()
+
+
+def _sample(value):
+    """A copy of a valid object with each array cut to one item of each
+    set of keys: still valid (no schema counts items), and every kind of
+    object in it still there, small enough to validate many times."""
+    if isinstance(value, dict):
+        return {k: _sample(v) for k, v in value.items()}
+    if isinstance(value, list):
+        seen, kept = set(), []
+        for item in value:
+            shape = (tuple(sorted(item)), item.get("kind")) if isinstance(item, dict) else type(item).__name__
+            if shape not in seen:
+                seen.add(shape)
+                kept.append(_sample(item))
+        return kept
+    return value
+
+
+def _objects(value, path=()):
+    """The paths of every object within a value, itself included."""
+    if isinstance(value, dict):
+        yield path
+        for k, v in value.items():
+            yield from _objects(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _objects(v, path + (i,))
+
+
+def open_objects(obj):
+    """The objects within a valid document or line that would also accept
+    a key their schema does not declare (each shape is tried once a run):
+    a schema left open lets a misspelt or stray field through unseen."""
+    sample = _sample(obj)
+    shape = (obj.get("schema"), "event" in obj,
+             frozenset(tuple(p if isinstance(p, str) else 0 for p in path) for path in _objects(sample)))
+    if shape in _closed_shapes:
+        return []
+    opened = []
+    for path in _objects(sample):
+        node = sample
+        for p in path:
+            node = node[p]
+        node[_UNKNOWN] = 0
+        if not problems(sample):
+            opened.append("/".join(map(str, path)) or "(top)")
+        del node[_UNKNOWN]
+    if not opened:
+        _closed_shapes.add(shape)
+    return opened
+
+
 def check_all(objs):
-    """Raises ValueError naming every violation in a list of objects."""
+    """Raises ValueError naming every violation in a list of objects, and
+    every object within them that a schema leaves open."""
     bad = []
     for i, o in enumerate(objs, 1):
-        bad += [f"object {i}: {p}" for p in problems(o)]
+        found = problems(o)
+        bad += [f"object {i}: {p}" for p in found]
+        if not found:
+            bad += [f"object {i}: {p}: accepts the undeclared key {_UNKNOWN!r}" for p in open_objects(o)]
     if bad:
         raise ValueError("schema violations:\n" + "\n".join(bad[:40]))
