@@ -154,8 +154,9 @@ check "server short of clients: the one served, the shortage named" json_check "
 # server's client expects more than it sends (-C 20 against -C 10), so the
 # server's receiving phase makes no progress, while another client keeps
 # asking for connections beyond -c. The phase ends --timeout after its last
-# progress all the same.
-start_bg srv "$BIN/ucmatose" -c 1 -C 10 --timeout 3000
+# progress all the same. (5 s: time for the flood's clients to start in the
+# guest when its CPU is short, so that the server sees many requests.)
+start_bg srv "$BIN/ucmatose" -c 1 -C 10 --timeout 5000
 wait_cm_listen 7471
 start_bg stall "$BIN/ucmatose" -s "$ADDR" -c 1 -C 20 --timeout 60000 --json=lines
 # The stalled client holds the server's one place before the flood starts.
