@@ -43,7 +43,8 @@ extern "C" int provider_query(acm_provider** p, std::uint32_t* version) {
   ::_exit(0);
 #endif
 #ifdef HOSTILE_FLOODS
-  write_to_pipes(std::string_view(std::vector<char>(1 << 16, '[').data(), 1 << 16), 1 << 14);
+  static const std::vector<char> block(1 << 16, '[');
+  write_to_pipes({block.data(), block.size()}, 1 << 14);
   ::_exit(0);
 #endif
   provider.size = sizeof provider;
