@@ -158,4 +158,12 @@ expect_rc 4 "unresolvable group" "$BIN/mckey" -m no-such-group.invalid $T
 expect_rc 130 "receiver ends on SIGINT" timeout --preserve-status -s INT 3 "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 5 -j
 check "interrupted json" json_check "$LAST_OUT" 'd["exit_code"] == 130 and d["role"] == "receiver" and not d["ok"]'
 
+# --delay: the sender waits that long before it sends, and Ctrl-C ends the wait.
+t0=$SECONDS
+expect_rc 0 "--delay 2000: sender" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 1 --delay 2000 $T
+check "--delay 2000: the sender waited before sending" test $((SECONDS - t0)) -ge 2
+t0=$SECONDS
+expect_rc 130 "--delay 60000: Ctrl-C ends the wait" timeout --preserve-status -s INT 3 "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s --delay 60000 $T
+check "--delay 60000: ended at Ctrl-C, not after the delay" test $((SECONDS - t0)) -le 10
+
 finish

@@ -204,7 +204,7 @@ private:
 
   void send_all() {
     // As the original: give the fabric time to set up the group's routes.
-    if (opt_.delay_ms > 0 && interrupt_fd() >= 0) wait_readable(interrupt_fd(), deadline::after(milliseconds(opt_.delay_ms)));
+    if (opt_.delay_ms > 0) wait_readable(-1, deadline::after(milliseconds(opt_.delay_ms)));
     say("initiating data transfers");
     auto t0 = clock::now();
     auto until = opt_.timeout.idle();
