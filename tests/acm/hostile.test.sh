@@ -66,10 +66,9 @@ else fail "--probe with hostile providers"; head -c 1500 "$WORK/o"; cat "$WORK/o
 # their type are taken, text made printable, stray keys left out; a flood
 # is cut short.
 provider() { echo "[p for p in d['summary']['probe']['providers']['providers'] if p['file'].endswith('/$1.so')][0]"; }
-if json_check "$WORK/o" "$(provider lies)['loaded'] is False and $(provider lies)['version'] is None and
-                         $(provider lies)['size'] is None and $(provider lies)['fits'] is False and
-                         $(provider lies)['file'].endswith('/lies.so') and '\x1b' not in $(provider lies)['name'] and
-                         '\x07' not in $(provider lies)['error'] and 'stray' not in $(provider lies)"; then
+if json_check "$WORK/o" "(p := $(provider lies))['loaded'] is False and p['version'] is None and p['size'] is None and
+                         p['fits'] is False and p['file'].endswith('/lies.so') and '\x1b' not in p['name'] and
+                         '\x07' not in p['error'] and 'stray' not in p"; then
   pass "--probe: a provider's lies on the pipe are not believed"
 else fail "--probe: a lying provider"; head -c 3000 "$WORK/o"; fi
 if json_check "$WORK/o" "$(provider floods)['error'] == \"provider's answer too long\""; then
