@@ -3,7 +3,8 @@
 # launched by real Slurm (slurmctld on A, slurmd and munged on every guest)
 # and by ClusterShell and pdsh through the bed's remote shell: a clean
 # sweep, a delayed link and a lossy one (netem), a host down from the
-# start and a host killed mid-sweep, each merged by `fabric-sweep report`.
+# start, a host killed mid-sweep and one frozen, each merged by
+# `fabric-sweep report`.
 . "$(dirname "$0")/../fabric/lib.sh" "$@"
 BED=$(cd "$(dirname "$0")/../fabric" && pwd)
 SWEEP=$BIN/fabric-sweep
@@ -181,5 +182,24 @@ check "pdsh: lines carry pdsh's labels" grep -q '^fabric-c: {' "$WORK/killed.jso
 expect_rc 1 "report: a host killed mid-sweep (1)" "$SWEEP" report -j "$WORK/killed.jsonl"
 check "report: every pair without fabric-b passed; fabric-b is the worst host" json_check "$LAST_OUT" \
   'all(r["state"] != "failed" for r in d["results"] if "fabric-b" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-b"'
+
+# 5. ClusterShell, host c frozen mid-sweep (stopped after 6 s, not killed:
+# its connections stay open and its kernel still answers the transport):
+# its peers each lose a bounded wait and the other ranks finish; the
+# launcher would wait for the frozen task for ever, and its command timeout
+# (clush -u) bounds it.
+# (clush hands its command to a shell as one string: the choice is a script.)
+printf '#!/bin/sh\n[ "$(hostname)" = fabric-c ] && exec timeout -s STOP 6 %s %s\nexec %s %s\n' \
+  "$SWEEP" "$LONG" "$SWEEP" "$LONG" >"$FABRIC_OUT/freeze-c"
+chmod +x "$FABRIC_OUT/freeze-c"
+t0=$SECONDS
+clush -u 60 -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/freeze-c" \
+  </dev/null >"$WORK/frozen.jsonl" 2>"$WORK/frozen.err" || true
+check "clush -u: the launcher ends despite the frozen task" test $((SECONDS - t0)) -le 100
+on c pkill -KILL -f "$SWEEP" || true
+check "a frozen host: every other rank wrote its document" test "$(grep -c '"exit_code":' "$WORK/frozen.jsonl")" -eq 3
+expect_rc 1 "report: a host frozen mid-sweep (1)" "$SWEEP" report -j "$WORK/frozen.jsonl"
+check "report: every pair without fabric-c passed; fabric-c is the worst host" json_check "$LAST_OUT" \
+  'all(r["state"] == "ok" for r in d["results"] if "fabric-c" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-c"'
 
 finish
