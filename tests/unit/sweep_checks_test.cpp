@@ -132,8 +132,17 @@ TEST(sweep_pair_fields, a_bw_line_names_each_direction_by_its_hosts) {
   auto p = pair_of(sweep::check::bw, "client");
   p.client_to_server = fabric::transfer{1'000'000'000, 1.0};
   p.server_to_client = fabric::transfer{500'000'000, 1.0};
-  EXPECT_EQ(sweep::pair_line(p, false, 65536), "round 1: a <-> b: b -> a 8.00 Gb/s, a -> b 4.00 Gb/s in 64 KiB writes");
+  EXPECT_EQ(sweep::pair_line(p, false, 65536), "round 1: a <-> b: b -> a 8.0 Gb/s, a -> b 4.0 Gb/s in 64 KiB writes");
   EXPECT_EQ(sweep::pair_json(p, 0, std::nullopt)["bandwidth"]["server_to_client"]["bytes"], 500'000'000);
+}
+
+TEST(sweep_pair_fields, a_bandwidth_far_below_10_gbps_keeps_two_significant_digits) {
+  EXPECT_EQ(sweep::gbps_text(96.14), "96.1");
+  EXPECT_EQ(sweep::gbps_text(10), "10.0");
+  EXPECT_EQ(sweep::gbps_text(2.5), "2.5");
+  EXPECT_EQ(sweep::gbps_text(0.47), "0.47");
+  EXPECT_EQ(sweep::gbps_text(0.0473), "0.047") << "a link at a two-thousandth of 100 Gb/s is not 0.0";
+  EXPECT_EQ(sweep::gbps_text(0), "0.0");
 }
 
 }  // namespace

@@ -180,6 +180,8 @@ TEST(sweep_report_bw, slow_pairs_all_over_the_fleet_are_named_as_its_spread) {
   EXPECT_GT(wide.count(pair_state::slow), 3u);
   EXPECT_TRUE(has_note(wide, "the slow pairs take 2 of 4 hosts to explain, more than a few bad links would"))
       << ::testing::PrintToString(wide.notes);
+  auto table = sweep::format_matrix(wide);
+  EXPECT_NE(table.find(" 0.032!"), std::string::npos) << "figures below 1 Gb/s keep their digits\n" << table;
   // With an absolute bar asked for, the admin said what is slow.
   sweep::verdict_options expect = defaults;
   expect.expect_gbps = 0.04;

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace sweep {
 
@@ -161,7 +162,7 @@ void say_bw(fields& line, const pair_result& p, std::uint64_t size) {
   // Each direction is named by its hosts, which no one field's words can
   // hold: the line says them, "bandwidth" holds them (pair_fields).
   auto way = [&](const std::string& from, const std::string& to, const std::optional<fabric::transfer>& t) {
-    if (t) line.say(fmt::format("{} -> {} {:.2f} Gb/s", from, to, t->gbps()));
+    if (t) line.say(fmt::format("{} -> {} {} Gb/s", from, to, gbps_text(t->gbps())));
   };
   way(p.client, p.server, p.client_to_server);
   way(p.server, p.client, p.server_to_client);
@@ -198,6 +199,12 @@ const check_kind& kind_of(check c) noexcept { return kinds[static_cast<std::size
 std::string_view check_name(check c) noexcept { return kind_of(c).name; }
 std::string_view check_measure(check c) noexcept { return kind_of(c).measure; }
 bool measures_bandwidth(check c) noexcept { return kind_of(c).judged == judged_by::bandwidth; }
+
+std::string gbps_text(double gbps) {
+  if (!std::isfinite(gbps) || gbps <= 0 || gbps >= 10) return fmt::format("{:.1f}", gbps);
+  int decimals = std::min(6, 1 - static_cast<int>(std::floor(std::log10(gbps))));
+  return fmt::format("{:.{}f}", gbps, decimals);
+}
 
 std::optional<check> check_of(std::string_view name) noexcept {
   for (const auto& k : kinds)

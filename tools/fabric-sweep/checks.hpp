@@ -66,6 +66,10 @@ std::optional<check> check_of(std::string_view name) noexcept;
 std::string_view check_measure(check c) noexcept;
 /// Whether a check's figure is a bandwidth (higher is better) rather than a time.
 bool measures_bandwidth(check c) noexcept;
+/// A bandwidth in Gb/s as every human line, the table and the page print
+/// it: one decimal from 10 up, two significant digits below (2.5, 0.47,
+/// 0.047), so that a link far below its rate never reads 0.0.
+std::string gbps_text(double gbps);
 
 /// What each pair of the run does, the check's defaults filled in: -C
 /// (nullopt for a check that runs for a time), -S, and how long it runs

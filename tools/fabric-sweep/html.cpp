@@ -59,7 +59,7 @@ constexpr std::string_view failed_fill = "#222", missing_fill = "#bbb";
 
 /// A figure as the page writes it.
 std::string figure_text(const matrix& m, double f) {
-  return measures_bandwidth(m.check) ? fmt::format("{:.1f} Gb/s", f) : fmt::format("{:.1f} &#xb5;s", f);
+  return measures_bandwidth(m.check) ? gbps_text(f) + " Gb/s" : fmt::format("{:.1f} &#xb5;s", f);
 }
 
 /// The figure of the cell in row `row`: a direction of a bw pair, else the pair's.
@@ -79,8 +79,8 @@ std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double>
 std::string pair_title(const matrix& m, const merged_pair& p) {
   std::string t = fmt::format("{} &#x2194; {}: {}", escape(m.hosts[p.a]), escape(m.hosts[p.b]), state_name(p.state));
   if (const auto* l = p.latency()) t += fmt::format(", p50 {:.1f} &#xb5;s, p99 {:.1f} &#xb5;s", l->p50, l->p99);
-  if (auto d = p.a_to_b()) t += fmt::format(", {} to {} {:.1f} Gb/s", escape(m.hosts[p.a]), escape(m.hosts[p.b]), d->gbps);
-  if (auto d = p.b_to_a()) t += fmt::format(", {} to {} {:.1f} Gb/s", escape(m.hosts[p.b]), escape(m.hosts[p.a]), d->gbps);
+  if (auto d = p.a_to_b()) t += fmt::format(", {} to {} {} Gb/s", escape(m.hosts[p.a]), escape(m.hosts[p.b]), gbps_text(d->gbps));
+  if (auto d = p.b_to_a()) t += fmt::format(", {} to {} {} Gb/s", escape(m.hosts[p.b]), escape(m.hosts[p.a]), gbps_text(d->gbps));
   if (p.state == pair_state::failed) t += ": " + escape(m.error_of(p));
   if (p.first_p50_us) t += fmt::format(" (re-tested; first p50 {:.1f} &#xb5;s)", *p.first_p50_us);
   return t;

@@ -506,8 +506,9 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
       std::sort(figures.begin(), figures.end());
       m.notes.push_back(fmt::format(
           "the slow pairs take {} of {} hosts to explain, more than a few bad links would: the fleet's own spread "
-          "(lowest {:.2f}, median {:.2f}, p90 {:.2f} Gb/s) may be wider than --bw-fraction {} allows",
-          explaining, n, figures.front(), figures[figures.size() / 2], *m.bar.best_gbps, m.bar.bw_fraction));
+          "(lowest {}, median {}, p90 {} Gb/s) may be wider than --bw-fraction {} allows",
+          explaining, n, gbps_text(figures.front()), gbps_text(figures[figures.size() / 2]), gbps_text(*m.bar.best_gbps),
+          m.bar.bw_fraction));
     }
   }
   return m;

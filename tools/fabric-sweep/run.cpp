@@ -96,7 +96,7 @@ std::string start_text(const agreement& start, const run_report& rep, const plac
 std::string agreement_text(const agreement& a, const place& where, bool bw) {
   if (!a.error.empty()) return fmt::format("outliers: no re-tests: {}", a.error);
   std::string bar = !bw          ? fmt::format("median p50 {:.1f} us, MAD {:.1f} us", a.fleet.median, a.fleet.mad)
-                    : a.bar_gbps ? fmt::format("slow below {:.2f} Gb/s", *a.bar_gbps)
+                    : a.bar_gbps ? fmt::format("slow below {} Gb/s", gbps_text(*a.bar_gbps))
                                  : std::string("too few pairs for a bar");
   if (a.retest.empty()) return fmt::format("outliers: none ({})", bar);
   std::string names;

@@ -27,7 +27,7 @@ std::string bandwidth_cell(const matrix& m, const merged_pair& p, std::size_t ro
   auto d = row == p.a ? p.a_to_b() : p.b_to_a();
   if (!d) return ".";
   auto bar = m.bar.bar_gbps();
-  return fmt::format("{:.1f}{}", d->gbps, bar && d->gbps < *bar ? "!" : "");
+  return gbps_text(d->gbps) + (bar && d->gbps < *bar ? "!" : "");
 }
 
 }  // namespace
@@ -65,9 +65,10 @@ std::string format_matrix(const matrix& m) {
                    m.count(pair_state::failed), m.count(pair_state::missing));
   if (bw) {
     auto bar = m.bar.bar_gbps();
-    s += bar ? fmt::format("bar {:.1f} Gb/s", *bar) : std::string("no bar (fewer than 3 pairs measured)");
-    if (m.bar.best_gbps) s += fmt::format(" ({} of the fleet's p90 {:.1f} Gb/s", m.bar.bw_fraction, *m.bar.best_gbps);
-    if (m.bar.expect_gbps) s += fmt::format("{} expected {:.1f} Gb/s", m.bar.best_gbps ? "; " : " (", *m.bar.expect_gbps);
+    s += bar ? fmt::format("bar {} Gb/s", gbps_text(*bar)) : std::string("no bar (fewer than 3 pairs measured)");
+    if (m.bar.best_gbps) s += fmt::format(" ({} of the fleet's p90 {} Gb/s", m.bar.bw_fraction, gbps_text(*m.bar.best_gbps));
+    if (m.bar.expect_gbps)
+      s += fmt::format("{} expected {} Gb/s", m.bar.best_gbps ? "; " : " (", gbps_text(*m.bar.expect_gbps));
     if (m.bar.best_gbps || m.bar.expect_gbps) s += ")";
     s += "\n";
   } else {
