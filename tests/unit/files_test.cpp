@@ -107,9 +107,30 @@ TEST_F(files, a_symlink_at_the_target_is_refused_and_left_alone) {
 }
 
 TEST_F(files, a_directory_anyone_can_write_to_is_refused) {
-  ::chmod(dir_.c_str(), 01777);
+  ::chmod(dir_.c_str(), 0777);
   EXPECT_EQ(code_of(dir_ / "a.cfg", "x"), fabric::exit_code::usage);
   EXPECT_EQ(entries(), 0u);
+}
+
+TEST_F(files, a_sticky_directory_anyone_can_write_to_takes_a_new_file_and_our_own) {
+  // As /tmp: no one else can remove or rename what is ours there.
+  ::chmod(dir_.c_str(), 01777);
+  auto p = dir_ / "sweep.html";
+  EXPECT_EQ(code_of(p, "one\n"), fabric::exit_code::ok);
+  EXPECT_EQ(code_of(p, "two\n"), fabric::exit_code::ok);
+  EXPECT_EQ(read(p), "two\n");
+  EXPECT_EQ(entries(), 1u);
+}
+
+TEST_F(files, a_sticky_directory_anyone_can_write_to_keeps_another_users_file) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to own a file as another user";
+  ::chmod(dir_.c_str(), 01777);
+  auto p = dir_ / "sweep.html";
+  std::ofstream(p) << "bait\n";
+  ASSERT_EQ(::chown(p.c_str(), nobody, nobody), 0);
+  EXPECT_EQ(code_of(p, "report\n"), fabric::exit_code::usage);
+  EXPECT_EQ(read(p), "bait\n");
+  EXPECT_EQ(entries(), 1u);
 }
 
 TEST_F(files, a_directory_owned_by_another_user_is_refused) {

@@ -31,13 +31,21 @@ bool trusted_owner(uid_t uid) noexcept { return uid == 0 || uid == ::geteuid(); 
   throw error(exit_code::system, fmt::format("{}: {}", what, std::strerror(err)));
 }
 
+/// Whether users other than the owner can add and rename entries in the
+/// directory (its group's other than root's or the user's, or anyone).
+bool others_can_write(const struct stat& st) noexcept {
+  return (st.st_mode & S_IWOTH) != 0 || ((st.st_mode & S_IWGRP) != 0 && st.st_gid != 0 && st.st_gid != ::getegid());
+}
+
+// A directory others can write to is safe only when sticky (as /tmp): no
+// one else can then remove or rename what is ours in it.
 void check_directory_stat(const std::string& dir, const struct stat& st) {
   if (!S_ISDIR(st.st_mode)) refuse(fmt::format("{}: not a directory", printable(dir)));
   if (!trusted_owner(st.st_uid))
     refuse(fmt::format("{}: refusing a directory owned by uid {}, neither root nor this user", printable(dir), st.st_uid));
+  if (!others_can_write(st) || (st.st_mode & S_ISVTX) != 0) return;
   if ((st.st_mode & S_IWOTH) != 0) refuse(fmt::format("{}: refusing a directory anyone can write to", printable(dir)));
-  if ((st.st_mode & S_IWGRP) != 0 && st.st_gid != 0 && st.st_gid != ::getegid())
-    refuse(fmt::format("{}: refusing a directory group {} can write to", printable(dir), st.st_gid));
+  refuse(fmt::format("{}: refusing a directory group {} can write to", printable(dir), st.st_gid));
 }
 
 void check_link(const std::string& dir) {
@@ -79,6 +87,10 @@ void write_file_atomically(const std::string& path, std::string_view text, mode_
   if (replacing && !S_ISREG(old.st_mode))
     refuse(fmt::format("write {}: refusing to replace a {}", printable(path),
                        S_ISLNK(old.st_mode) ? "symbolic link" : "non-regular file"));
+  // In a directory others share, a file there may be anyone's bait.
+  if (replacing && others_can_write(dst) && old.st_uid != ::geteuid())
+    refuse(fmt::format("write {}: refusing to replace a file of uid {} in a directory others can write to",
+                       printable(path), old.st_uid));
 
   std::random_device rd;
   std::string tmp;
