@@ -72,13 +72,18 @@ check "report --check multicast: six pairs ok in one round" json_check "$LAST_OU
 # apart: 64 ranks, 16 a guest, each named in --hosts (srun's task number is
 # its rank) with its guest's address; 63 rounds of 32 pairs, every pair
 # ok, the launch's skew absorbed by the meeting before the first round.
+# Sixteen ranks a guest on a loaded machine make this the slowest part of
+# the test: 200-220 s, pairs up to 9 s, and once one pair of 2016 failed
+# with a 20 s --timeout; each wait and the command get twice that.
 for i in $(seq 1 64); do printf 'r%02d 10.0.0.%d\n' "$i" $(((i - 1) / 16 + 1)); done >"$FABRIC_OUT/many-addresses"
 t0=$SECONDS
-expect_rc 0 "srun, 64 ranks on four guests: every pair passed" \
+CAP=480 expect_rc 0 "srun, 64 ranks on four guests: every pair passed" \
   srun -N4 -n64 --ntasks-per-node=16 -O --label "$SWEEP" --hosts 'r[01-64]' --address-file "$FABRIC_OUT/many-addresses" \
-  -C 5 --timeout 20000 --retests 0 --json=lines
+  -C 5 --timeout 40000 --retests 0 --json=lines
 cp "$LAST_OUT" "$WORK/many.jsonl"
 echo "    | 64 ranks, 63 rounds under srun: $((SECONDS - t0))s"
+# A failed pair says why (the document's tail above does not).
+"$SWEEP" report --outlier-factor 1000 "$WORK/many.jsonl" 2>/dev/null | grep -E '^(failed|note):' | sed 's/^/    | /'
 expect_rc 0 "report, 64 ranks: 2016 pairs ok" "$SWEEP" report --outlier-factor 1000 -j "$WORK/many.jsonl"
 check "report, 64 ranks: 2016 pairs ok in 63 rounds, one run" json_check "$LAST_OUT" \
   'd["summary"]["ok"] == 2016 and d["summary"]["rounds"] == 63 and len(d["summary"]["hosts"]) == 64'
