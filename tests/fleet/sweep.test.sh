@@ -177,34 +177,51 @@ expect_rc 1 "report: a host down from the start (1)" "$SWEEP" report -j "$WORK/d
 check "report: fabric-d's three pairs failed, it is the worst host" json_check "$LAST_OUT" \
   'd["summary"]["failed"] == 3 and d["summary"]["ok"] == 3 and d["summary"]["worst_hosts"][0]["host"] == "fabric-d"'
 
-# 4. pdsh, host b killed mid-sweep (longer pairs, killed after 3 s): what
-# it printed counts, its later pairs fail or go missing, the others pass.
+# Hosts that die or hang mid-sweep: on-first-pair runs the sweep and, on
+# the one host named, sends it a signal as soon as it has printed its first
+# pair. Tied to that event, not to a time: the host then loses its two later
+# pairs and their two peers one each on any machine, so it is the worst host
+# alone (a kill after some seconds landed in a different round on a faster
+# or a loaded machine).
+cat >"$FABRIC_OUT/on-first-pair" <<'SH'
+#!/usr/bin/env bash
+# on-first-pair HOST SIGNAL CMD...
+host=$1 sig=$2
+shift 2
+[ "$(hostname)" = "$host" ] || exec "$@"
+pidfile=$(mktemp)
+trap 'rm -f "$pidfile"' EXIT
+{ "$@" & echo $! >"$pidfile"; wait $!; } | {
+  sent=
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    if [ -z "$sent" ] && [[ $line == *'"event":"pair"'* ]]; then kill -s "$sig" "$(cat "$pidfile")"; sent=yes; fi
+  done
+}
+SH
+chmod +x "$FABRIC_OUT/on-first-pair"
 # A pair's pings must fit its pair timeout (8 s here) with room: 600 of
 # them took 7 s at a healthy 11 ms round trip, and on a loaded machine a
 # healthy pair ran out of its time; 200 take a third of it.
-# The host goes after 3 s, before its second round in these guests (the
-# meeting and 200 pings take longer): it loses two pairs or more, its peers
-# one each, so it is the worst host alone.
 LONG="--hosts $HOSTS --address-file $FABRIC_OUT/addresses -C 200 --json=lines --timeout 8000"
-pdsh -R exec -w "$HOSTS" "$BED/bed-rsh" %h bash -c \
-  "if [ \$(hostname) = fabric-b ]; then exec timeout -s KILL 3 $SWEEP $LONG; else exec $SWEEP $LONG; fi" \
+
+# 4. pdsh, host b killed mid-sweep: what it printed counts, its later
+# pairs fail, the others pass.
+pdsh -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/on-first-pair" fabric-b KILL "$SWEEP" $LONG \
   </dev/null >"$WORK/killed.jsonl" 2>"$WORK/killed.err" || true
 check "pdsh: lines carry pdsh's labels" grep -q '^fabric-c: {' "$WORK/killed.jsonl"
+check "pdsh: the killed host printed its first pair" grep -q '^fabric-b: .*"event":"pair"' "$WORK/killed.jsonl"
 expect_rc 1 "report: a host killed mid-sweep (1)" "$SWEEP" report -j "$WORK/killed.jsonl"
 check "report: every pair without fabric-b passed; fabric-b is the worst host" json_check "$LAST_OUT" \
   'all(r["state"] != "failed" for r in d["results"] if "fabric-b" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-b"'
 
-# 5. ClusterShell, host c frozen mid-sweep (stopped after 3 s, not killed:
-# its connections stay open and its kernel still answers the transport):
-# its peers each lose a bounded wait and the other ranks finish; the
-# launcher would wait for the frozen task for ever, and its command timeout
+# 5. ClusterShell, host c frozen mid-sweep (stopped, not killed: its
+# connections stay open and its kernel still answers the transport): its
+# peers each lose a bounded wait and the other ranks finish; the launcher
+# would wait for the frozen task for ever, and its command timeout
 # (clush -u) bounds it.
-# (clush hands its command to a shell as one string: the choice is a script.)
-printf '#!/bin/sh\n[ "$(hostname)" = fabric-c ] && exec timeout -s STOP 3 %s %s\nexec %s %s\n' \
-  "$SWEEP" "$LONG" "$SWEEP" "$LONG" >"$FABRIC_OUT/freeze-c"
-chmod +x "$FABRIC_OUT/freeze-c"
 t0=$SECONDS
-clush -u 60 -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/freeze-c" \
+clush -u 60 -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/on-first-pair" fabric-c STOP "$SWEEP" $LONG \
   </dev/null >"$WORK/frozen.jsonl" 2>"$WORK/frozen.err" || true
 check "clush -u: the launcher ends despite the frozen task" test $((SECONDS - t0)) -le 100
 on c pkill -KILL -f "$SWEEP" || true
