@@ -140,7 +140,12 @@ for r in 0 1 2 3; do wait_bg "quick-$r" 60 >/dev/null || true; done
 check "--quick: one round, h1-h3 and h2-h4" json_lines_check "$WORK/quick-0.out" \
   'd["ok"] and d["summary"]["rounds"] == 1 and [(p["server"], p["client"], p["round"]) for p in d["results"]] == [("h1", "h3", 1)]'
 check "--quick: h2 met h4" json_lines_check "$WORK/quick-3.out" \
-  '[(p["server"], p["client"]) for p in d["results"]] == [("h2", "h4")]'
+  '[(p["server"], p["client"]) for p in d["results"]] == [("h2", "h4")] and d["summary"]["peers"] == ["h2"]'
+cat "$WORK"/quick-[0-3].out >"$WORK/quick.jsonl"
+expect_rc 0 "report of a --quick run: its two pairs passed, the four it did not plan are not missing (0)" \
+  "$SWEEP" report -j "$WORK/quick.jsonl"
+check "report of a --quick run: two pairs judged, two results" json_check "$LAST_OUT" \
+  'd["summary"]["pairs"] == 2 and d["summary"]["ok"] == 2 and d["summary"]["missing"] == 0 and len(d["results"]) == 2'
 printf '# the suspects\n1 h1 h2\n1 h3 h4\n2 h2 h4\n' >"$WORK/pairs"
 for r in 0 1 2 3; do
   start_bg "pairs-$r" "$SWEEP" --hosts "h[1-4]" --rank "$r" --address "$ADDR" --pairs "$WORK/pairs" -C 10 $T --retests 0 --json=lines

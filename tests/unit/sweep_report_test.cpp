@@ -111,6 +111,68 @@ TEST(sweep_report_runs, the_latest_run_is_kept_and_an_old_failure_does_not_stick
   EXPECT_EQ(old.run.earlier_runs, 0u);
 }
 
+/// The worst hosts of a fleet of `n` hosts h1..hn whose bad pairs are `bad`.
+std::vector<std::pair<std::string, int>> worst_of(int n, const std::set<std::pair<int, int>>& bad) {
+  std::vector<std::string> lines;
+  for (int a = 1; a <= n; ++a)
+    for (int b = a + 1; b <= n; ++b)
+      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), !bad.contains({a, b}), 20));
+  return sweep::merge(lines, defaults).worst;
+}
+
+TEST(sweep_report_worst, the_fewest_hosts_that_account_for_the_bad_pairs) {
+  using named = std::vector<std::pair<std::string, int>>;
+  // A dead host among 40: it alone, not its 39 peers with one bad pair each.
+  std::set<std::pair<int, int>> dead;
+  for (int k = 1; k <= 40; ++k)
+    if (k != 7) dead.insert({std::min(k, 7), std::max(k, 7)});
+  EXPECT_EQ(worst_of(40, dead), (named{{"h7", 39}}));
+  // Two dead hosts: both, each peer's two bad pairs accounted for by them.
+  auto two = dead;
+  for (int k = 1; k <= 40; ++k)
+    if (k != 9) two.insert({std::min(k, 9), std::max(k, 9)});
+  EXPECT_EQ(worst_of(40, two), (named{{"h7", 39}, {"h9", 39}}));
+  // One bad link: the link's, no host's (its line names it).
+  EXPECT_EQ(worst_of(6, {{2, 5}}), named{});
+  // A host in two bad pairs is named; a triangle names its three hosts.
+  EXPECT_EQ(worst_of(6, {{2, 5}, {2, 6}}), (named{{"h2", 2}}));
+  EXPECT_EQ(worst_of(6, {{1, 2}, {2, 3}, {1, 3}}), (named{{"h1", 2}, {"h2", 2}, {"h3", 2}}));
+}
+
+TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {
+  // --quick over a, b, c, d, e: a-c and b-d; e has a bye. d died before it
+  // said anything: b's plan still names the pair, so it fails.
+  auto sweep_event = [](const std::string& host, const nlohmann::json& peers) {
+    return nlohmann::json{{"tool", "fabric-sweep"},
+                          {"event", "sweep"},
+                          {"sweep", {{"host", host}, {"hosts", {"a", "b", "c", "d", "e"}}, {"peers", peers}}}}
+        .dump();
+  };
+  std::vector<std::string> lines{sweep_event("a", {"c"}), sweep_event("b", {"d"}), sweep_event("c", {"a"}),
+                                 sweep_event("e", nlohmann::json::array()), line("a", "c", true, 20),
+                                 line("b", "d", false, 0, nlohmann::json::object(), "server")};
+  auto m = sweep::merge(lines, defaults);
+  ASSERT_EQ(m.hosts.size(), 5u);
+  EXPECT_EQ(m.planned(), 2u);
+  EXPECT_EQ(m.count(pair_state::ok), 1u);
+  EXPECT_EQ(m.count(pair_state::failed), 1u);
+  EXPECT_EQ(m.count(pair_state::missing), 0u) << "the pairs no rank planned are not missing";
+  EXPECT_EQ(pair_of(m, "a", "b").state, pair_state::unplanned);
+  EXPECT_EQ(pair_of(m, "c", "e").state, pair_state::unplanned);
+  EXPECT_EQ(sweep::judge(m).reason, "1 failed, 0 slow, 0 missing of 2 pairs");
+  std::vector<nlohmann::json> results;
+  sweep::each_result(m, [&](const nlohmann::json& r) { results.push_back(r); });
+  ASSERT_EQ(results.size(), 2u) << "only the planned pairs";
+  EXPECT_EQ(results[1]["state"], "failed");
+  EXPECT_NE(sweep::format_matrix(m).find(", . not in the plan"), std::string::npos);
+  auto csv = sweep::csv_text(m);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << "a header and the planned pairs: " << csv;
+  // Without a plan (every rank meets every other), an unreported pair is missing.
+  auto full = sweep::merge({line("a", "c", true, 20), line("b", "d", true, 20), line("a", "b", true, 20)}, defaults);
+  EXPECT_EQ(full.count(pair_state::missing), 3u);
+  EXPECT_EQ(full.count(pair_state::unplanned), 0u);
+}
+
 TEST(sweep_report_multicast, a_pair_heard_by_one_side_only_does_not_pass) {
   auto mc = [](const std::string& s, const std::string& c, const std::string& side) {
     return line(s, c, true, 0, {{"check", "multicast"}}, side);

@@ -36,6 +36,7 @@ std::string csv_text(const matrix& m) {
   std::size_t row = 0;
   for (const auto& p : m.pairs) {
     if ((++row & 0xffff) == 0) fabric::throw_if_interrupted();
+    if (p.state == pair_state::unplanned) continue;
     const auto* l = p.latency();
     auto ab = p.a_to_b(), ba = p.b_to_a();
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\r\n", field(m.hosts[p.a]), field(m.hosts[p.b]),

@@ -55,7 +55,7 @@ std::string heat(double t) {
   return fmt::format("rgb({},{},60)", std::clamp(r, 0, 255), std::clamp(g, 0, 255));
 }
 
-constexpr std::string_view failed_fill = "#222", missing_fill = "#bbb";
+constexpr std::string_view failed_fill = "#222", missing_fill = "#bbb", unplanned_fill = "#eee";
 
 /// A figure as the page writes it.
 std::string figure_text(const matrix& m, double f) {
@@ -72,6 +72,7 @@ std::optional<double> cell_figure(const matrix& m, const merged_pair& p, std::si
 std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double> f) {
   if (p.state == pair_state::failed) return std::string(failed_fill);
   if (p.state == pair_state::missing) return std::string(missing_fill);
+  if (p.state == pair_state::unplanned) return std::string(unplanned_fill);
   if (!f) return heat(p.state == pair_state::slow ? 1.0 : 0.0);
   return heat(badness(m, *f));
 }
@@ -129,6 +130,7 @@ double rank_of(const matrix& m, const merged_pair& p) {
     case pair_state::failed: return 4;
     case pair_state::missing: return 3;
     case pair_state::slow: return 2 + (p.figure() ? badness(m, *p.figure()) : 0) * 0.5;
+    case pair_state::unplanned: return -0.5;
     default: return p.figure() ? badness(m, *p.figure()) : 0;
   }
 }
@@ -156,8 +158,8 @@ std::string overview_svg(const matrix& m, const std::vector<host_group>& groups)
         for (auto b : groups[y].hosts) {
           if (a == b || (x == y && a > b)) continue;
           const auto& p = m.pair_of(a, b);
-          ++pairs;
-          if (p.state != pair_state::ok) ++bad;
+          if (p.state != pair_state::unplanned) ++pairs;
+          if (is_bad(p.state)) ++bad;
           if (auto r = rank_of(m, p); r > worst_rank) {
             worst_rank = r;
             worst = &p;
@@ -186,7 +188,7 @@ std::string bad_rows(const matrix& m, std::size_t most, std::size_t& shown) {
   std::string rows;
   shown = 0;
   for (const auto& p : m.pairs) {
-    if (p.state == pair_state::ok) continue;
+    if (!is_bad(p.state)) continue;
     if (shown == most) break;
     ++shown;
     auto f = p.figure();
@@ -260,8 +262,11 @@ std::string html_page(const matrix& m, const page_context& ctx) {
                               figure_text(m, m.bar.fleet.median), m.bar.outlier_factor);
   }
   std::string legend = fmt::format(
-      R"x(<p class="legend">{}<span class="box" style="background:{}"></span>failed<span class="box" style="background:{}"></span>not reported</p>)x",
-      scale_words, failed_fill, missing_fill);
+      R"x(<p class="legend">{}<span class="box" style="background:{}"></span>failed<span class="box" style="background:{}"></span>not reported{}</p>)x",
+      scale_words, failed_fill, missing_fill,
+      m.count(pair_state::unplanned) > 0
+          ? fmt::format(R"x(<span class="box" style="background:{}"></span>not in the plan)x", unplanned_fill)
+          : std::string());
   std::size_t shown = 0;
   if (!overview) {
     body = cells_svg(m);
@@ -320,7 +325,7 @@ std::string html_page(const matrix& m, const page_context& ctx) {
 <h2>Notes</h2><ul>{}</ul>
 {}</body></html>
 )x",
-                     n, n, m.pairs.size(), check_name(m.check), when.empty() ? "time of the run unknown" : when,
+                     n, n, m.planned(), check_name(m.check), when.empty() ? "time of the run unknown" : when,
                      escape(ctx.options), m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
                      m.count(pair_state::missing), figures, legend, body, table, worst.empty() ? "<li>none</li>" : worst,
                      notes.empty() ? "<li>none</li>" : notes, overview ? filter_script : std::string_view());

@@ -12,11 +12,12 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace sweep {
 
 std::string_view state_name(pair_state s) noexcept {
-  constexpr std::string_view names[] = {"ok", "slow", "failed", "missing"};
+  constexpr std::string_view names[] = {"ok", "slow", "failed", "missing", "unplanned"};
   return names[static_cast<int>(s)];
 }
 
@@ -93,6 +94,8 @@ struct run_store {
   std::optional<double> sweep_us;
   std::vector<meeting> rounds;  // each pair's latest sweep's round, by triangle()
   std::unordered_map<std::size_t, std::vector<meeting>> retests;
+  bool partial_plan = false;  // a rank met only some hosts (--quick, --pairs)
+  std::unordered_set<std::size_t> planned;  // then: the pairs its ranks planned, by triangle()
 };
 
 /// A line whose run is null, kept until the latest run is known.
@@ -100,6 +103,7 @@ struct orphan {
   std::optional<double> time;
   std::vector<std::uint32_t> hosts;
   std::optional<double> sweep_us;
+  std::vector<std::uint32_t> plan;  // a rank's host, then its planned peers (--quick, --pairs)
   std::vector<std::pair<side_in, side_record>> pairs;  // the records' texts in `texts`
   std::vector<std::string> texts;
 };
@@ -161,6 +165,20 @@ struct matrix_builder::state {
     r.hosts = std::move(list);
     auto most = *std::max_element(r.hosts.begin(), r.hosts.end());
     if (most > 0) r.rounds.reserve(triangle(0, most + 1));
+  }
+  /// A rank's plan: its host, then the peers its rounds meet.
+  static void take_plan(run_store& r, const std::vector<std::uint32_t>& plan) {
+    if (plan.empty()) return;
+    r.partial_plan = true;
+    for (std::size_t i = 1; i < plan.size(); ++i)
+      r.planned.insert(triangle(std::min(plan[0], plan[i]), std::max(plan[0], plan[i])));
+  }
+  std::vector<std::uint32_t> plan_of(const line_word& w) {
+    std::vector<std::uint32_t> plan;
+    if (w.plan_host.empty()) return plan;
+    plan.push_back(host(w.plan_host));
+    for (auto h : w.plan_peers) plan.push_back(host(h));
+    return plan;
   }
   /// Whether a pair line counts for the matrix: its check is the one.
   bool wanted(std::string_view c) {
@@ -243,6 +261,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     o.time = time;
     o.hosts = s.host_ids(w.hosts);
     o.sweep_us = w.sweep_us;
+    o.plan = s.plan_of(w);
     for (const auto& p : w.pairs) {
       if (!s.wanted(p.check)) continue;
       o.texts.emplace_back(p.error);
@@ -256,6 +275,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
   if (time) r.start = std::min(r.start, *time);
   if (!w.hosts.empty()) s.take_hosts(r, s.host_ids(w.hosts));
   if (w.sweep_us) r.sweep_us = std::max(r.sweep_us.value_or(0.0), *w.sweep_us);
+  state::take_plan(r, s.plan_of(w));
   for (const auto& p : w.pairs)
     if (s.wanted(p.check)) s.absorb(r, {s.host(p.server), s.host(p.client), &p});
 }
@@ -267,6 +287,45 @@ bool better(check c, const merged_pair& x, const merged_pair& than) {
   if (!fx) return false;
   if (!ft) return true;
   return measures_bandwidth(c) ? *fx > *ft : *fx < *ft;
+}
+
+}  // namespace
+
+namespace {
+
+/// The fewest hosts that account for the bad pairs: round by round, every
+/// host with the most bad pairs not yet accounted for, while that is two or
+/// more; its pairs are then accounted for. A dead host among a thousand is
+/// named alone, not with each of its 999 peers; a bad pair whose two hosts
+/// are in no other is the link's, and names neither (its line does).
+std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m) {
+  auto n = m.hosts.size();
+  std::vector<int> bad(n, 0);
+  for (const auto& p : m.pairs)
+    if (is_bad(p.state)) ++bad[p.a], ++bad[p.b];
+  auto open = bad;  // bad pairs not yet accounted for
+  std::vector<bool> accounted(m.pairs.size(), false);
+  std::vector<std::pair<std::string, int>> out;
+  for (int most = n ? *std::max_element(open.begin(), open.end()) : 0; most >= 2;
+       most = *std::max_element(open.begin(), open.end())) {
+    std::vector<std::size_t> picked;
+    for (std::size_t i = 0; i < n; ++i)
+      if (open[i] == most) picked.push_back(i);
+    for (auto i : picked) {
+      out.emplace_back(m.hosts[i], bad[i]);
+      for (std::size_t k = 0; k < n; ++k) {
+        if (k == i) continue;
+        const auto& p = m.pair_of(i, k);
+        auto at = static_cast<std::size_t>(&p - m.pairs.data());
+        if (!is_bad(p.state) || accounted[at]) continue;
+        accounted[at] = true;
+        --open[i];
+        --open[k];
+      }
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  return out;
 }
 
 }  // namespace
@@ -311,6 +370,7 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
     ++joined;
     if (!orphan_line.hosts.empty()) s.take_hosts(run, std::move(orphan_line.hosts));
     if (orphan_line.sweep_us) run.sweep_us = std::max(run.sweep_us.value_or(0.0), *orphan_line.sweep_us);
+    state::take_plan(run, orphan_line.plan);
     for (std::size_t i = 0; i < orphan_line.pairs.size(); ++i) {
       auto& [in, rec] = orphan_line.pairs[i];
       rec.error = orphan_line.texts[i];
@@ -439,6 +499,13 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
     auto& slot = m.pairs[std::size_t{a} * n - std::size_t{a} * (a + 1) / 2 + (b - a - 1)];
     slot = std::move(out);
   });
+  // A plan of some pairs (--quick, --pairs): a pair no rank planned and
+  // none met is not the run's to judge.
+  if (run.partial_plan)
+    for (auto& p : m.pairs)
+      if (p.state == pair_state::missing && p.sweep == 0 &&
+          !run.planned.contains(triangle(std::min(order[p.a], order[p.b]), std::max(order[p.a], order[p.b]))))
+        p.state = pair_state::unplanned;
   m.sweep_us = run.sweep_us;
   run = {};  // the records' memory, before the verdicts
 
@@ -457,15 +524,7 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
   m.rounds = static_cast<int>(slowest.size());
   for (const auto& [r, us] : slowest) m.rounds_slowest_us += us;
 
-  std::vector<int> bad(n, 0);
-  for (const auto& p : m.pairs)
-    if (p.state != pair_state::ok) {
-      ++bad[p.a];
-      ++bad[p.b];
-    }
-  for (std::size_t i = 0; i < n; ++i)
-    if (bad[i] > 0) m.worst.emplace_back(m.hosts[i], bad[i]);
-  std::stable_sort(m.worst.begin(), m.worst.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  m.worst = worst_hosts(m);
   m.errors = std::move(s.errors);
 
   if (auto skipped = s.foreign + lines.foreign; skipped > 0)
@@ -485,7 +544,11 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
   if (joined > 0)
     m.notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
   if (auto missing = m.count(pair_state::missing); missing > 0)
-    m.notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.pairs.size()));
+    m.notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.planned()));
+  if (auto unplanned = m.count(pair_state::unplanned); unplanned > 0)
+    m.notes.push_back(fmt::format("{} of {} pairs of the hosts were not in the run's plan (--quick, --pairs) and are not "
+                                  "judged",
+                                  unplanned, m.pairs.size()));
   // A host below its rate slows all its pairs: a few hosts explain the
   // slow pairs. When it takes many (the fewest hosts that are in every
   // slow pair, counted greedily), the fleet's own spread is the likelier

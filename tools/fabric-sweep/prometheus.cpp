@@ -129,11 +129,11 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
   }
   out.family("fabric_sweep_pair_bad", "1 for a pair that is slow, failed or missing (passing pairs are not listed)");
   for (const auto& p : m.pairs)
-    if (p.state != pair_state::ok)
+    if (is_bad(p.state))
       out.sample("fabric_sweep_pair_bad", {{"a", m.hosts[p.a]}, {"b", m.hosts[p.b]}, {"state", state_name(p.state)}}, 1);
   std::vector<int> bad(n, 0);
   for (const auto& p : m.pairs)
-    if (p.state != pair_state::ok) ++bad[p.a], ++bad[p.b];
+    if (is_bad(p.state)) ++bad[p.a], ++bad[p.b];
   out.family("fabric_sweep_host_bad_pairs", "Bad pairs a host is in: the likely culprit has the most");
   for (std::size_t i = 0; i < n; ++i) out.sample("fabric_sweep_host_bad_pairs", {{"host", m.hosts[i]}}, bad[i]);
   return out.take();

@@ -177,6 +177,23 @@ struct line_reader::state {
     }
     word.hosts = std::move(hosts);
   }
+  /// A rank's peers when its rounds meet only some hosts (null: every other).
+  void add_plan(const object& o) {
+    auto peers = field(o, "peers");
+    std::string_view self;
+    simdjson::dom::array list;
+    if (!peers || peers->is_null() || o["host"].get(self) != simdjson::SUCCESS || self.empty() ||
+        peers->get_array().get(list) != simdjson::SUCCESS)
+      return;
+    std::vector<std::string_view> names;
+    for (auto h : list) {
+      std::string_view name;
+      if (h.get_string().get(name) != simdjson::SUCCESS || name.empty() || name == self) return;
+      names.push_back(name);
+    }
+    word.plan_host = self;
+    word.plan_peers = std::move(names);
+  }
   /// The run of an event's payload, else the line's own.
   void note_run(const object& payload, const object& line) {
     word.run = run_of(payload);
@@ -195,6 +212,8 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.hosts.clear();
   s.word.sweep_us.reset();
   s.word.pairs.clear();
+  s.word.plan_host = {};
+  s.word.plan_peers.clear();
   s.word.malformed = 0;
   s.buffer.assign(json);
   s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
@@ -220,6 +239,7 @@ const line_word& line_reader::read(std::string_view json) {
     s.note_run(o, line);
     if (event == "sweep") {
       if (auto hosts = field(o, "hosts")) s.add_hosts(*hosts);
+      s.add_plan(o);
     } else if (event == "pair") {
       s.add_pair(*payload);
     }
@@ -230,6 +250,7 @@ const line_word& line_reader::read(std::string_view json) {
   if (auto e = field(line, "summary"); e && e->get_object().get(summary) == simdjson::SUCCESS) {
     s.note_run(summary, line);
     if (auto hosts = field(summary, "hosts")) s.add_hosts(*hosts);
+    s.add_plan(summary);
     if (auto elapsed = field(summary, "elapsed_us")) {
       double d = 0;
       if (elapsed->get_double().get(d) == simdjson::SUCCESS && std::isfinite(d)) s.word.sweep_us = d;

@@ -76,13 +76,14 @@ fabric::verdict judge(const matrix& m) {
   auto failed = m.count(pair_state::failed), slow = m.count(pair_state::slow), missing = m.count(pair_state::missing);
   if (failed + slow + missing == 0) return {};
   return {fabric::exit_code::test_failed,
-          fmt::format("{} failed, {} slow, {} missing of {} pairs", failed, slow, missing, m.pairs.size())};
+          fmt::format("{} failed, {} slow, {} missing of {} pairs", failed, slow, missing, m.planned())};
 }
 
 void each_result(const matrix& m, const fabric::result_sink& sink) {
   bool bw = measures_bandwidth(m.check);
   std::size_t index = 0;
   for (const auto& p : m.pairs) {
+    if (p.state == pair_state::unplanned) continue;
     json bandwidth = nullptr;
     if (bw && std::holds_alternative<bandwidth_figures>(p.figures))
       bandwidth = {{"a_to_b", direction_json(p.a_to_b())}, {"b_to_a", direction_json(p.b_to_a())},
@@ -118,7 +119,7 @@ void to_json(json& j, const options& opt, const matrix& m) {
            {"bar_gbps", fabric::value_or_null(m.bar.bar_gbps())}};
   j["summary"] = {{"check", check_name(m.check)},
                   {"hosts", m.hosts},
-                  {"pairs", m.pairs.size()},
+                  {"pairs", m.planned()},
                   {"ok", m.count(pair_state::ok)},
                   {"slow", m.count(pair_state::slow)},
                   {"failed", m.count(pair_state::failed)},

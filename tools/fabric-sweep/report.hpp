@@ -105,6 +105,10 @@ struct line_word {
   std::vector<std::string_view> hosts;  ///< a rank's every host (its sweep event, its document)
   std::optional<double> sweep_us; ///< a rank's whole sweep (its document)
   std::vector<side_record> pairs; ///< its pair event, or its document's results
+  /// A rank's plan when it meets only some hosts (--quick, --pairs): its
+  /// host and those peers; plan_host empty when it meets every other.
+  std::string_view plan_host;
+  std::vector<std::string_view> plan_peers;
   std::size_t malformed = 0;      ///< pair entries skipped for a wrong type or value
 };
 
@@ -128,9 +132,15 @@ private:
 
 // ---- the matrix (merge.cpp) -----------------------------------------------
 
-enum class pair_state : std::uint8_t { ok, slow, failed, missing };
+/// unplanned: a pair no rank's rounds met by plan (--quick, --pairs) and
+/// none met: not judged, not listed in the JSON, the CSV or the gauges.
+enum class pair_state : std::uint8_t { ok, slow, failed, missing, unplanned };
 /// "ok", "slow", "failed", "missing": the word of the JSON and the gauges.
 std::string_view state_name(pair_state s) noexcept;
+/// Slow, failed or missing: what fails the report and marks its hosts.
+[[nodiscard]] constexpr bool is_bad(pair_state s) noexcept {
+  return s == pair_state::slow || s == pair_state::failed || s == pair_state::missing;
+}
 
 /// One pair of the matrix: its final word, from its two sides' lines.
 struct merged_pair {
@@ -169,15 +179,19 @@ struct matrix {
   std::vector<merged_pair> pairs;    ///< every pair of hosts, in host order: (0,1), (0,2), ..., (1,2), ...
   std::vector<std::string> errors;   ///< the pairs' error texts, each once
   fleet_bar bar;                     ///< what the verdicts judged by
-  std::vector<std::pair<std::string, int>> worst;  ///< hosts in bad pairs, most first
+  /// The fewest hosts that account for the bad pairs, most bad pairs first
+  /// (see worst_hosts in merge.cpp), each with its bad pairs.
+  std::vector<std::pair<std::string, int>> worst;
   std::vector<std::string> notes;    ///< lines that could not be used, hosts that said nothing
   std::optional<double> sweep_us;    ///< the longest rank's whole sweep, when its document came through
   int rounds = 0;                    ///< rounds seen
   double rounds_slowest_us = 0;      ///< the sum of each round's slowest pair: the floor of rounds in lockstep
   run_choice run;
-  std::size_t counts[4] = {};        ///< pairs by state
+  std::size_t counts[5] = {};        ///< pairs by state
 
   [[nodiscard]] std::size_t count(pair_state s) const noexcept { return counts[static_cast<int>(s)]; }
+  /// The pairs the run meant to meet: all but the unplanned.
+  [[nodiscard]] std::size_t planned() const noexcept { return pairs.size() - count(pair_state::unplanned); }
   /// The pair of hosts i and k (i != k), in O(1).
   [[nodiscard]] const merged_pair& pair_of(std::size_t i, std::size_t k) const noexcept;
   /// A pair's error text ("" none), "every re-test failed: " in front when so.

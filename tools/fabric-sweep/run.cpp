@@ -106,6 +106,25 @@ std::string agreement_text(const agreement& a, const place& where, bool bw) {
   return fmt::format("outliers: {} ({}); meeting again", names, bar);
 }
 
+/// The hosts a rank's rounds meet, or nullopt when they meet every other.
+std::optional<std::vector<std::string>> planned_peers(const std::vector<std::vector<pairing>>& schedule,
+                                                      const place& where) {
+  std::vector<bool> meets(where.hosts.size(), false);
+  std::size_t count = 0;
+  for (const auto& round : schedule)
+    for (const auto& p : round)
+      if (p.server == where.rank || p.client == where.rank) {
+        auto peer = static_cast<std::size_t>(p.server == where.rank ? p.client : p.server);
+        if (!meets[peer]) ++count;
+        meets[peer] = true;
+      }
+  if (schedule.empty() || count + 1 >= where.hosts.size()) return std::nullopt;
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < meets.size(); ++i)
+    if (meets[i]) out.push_back(where.hosts[i]);
+  return out;
+}
+
 nlohmann::json absent_names(const run_report& rep) {
   nlohmann::json out = nlohmann::json::array();
   if (rep.where)
@@ -126,6 +145,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   bool group = !kind_of(opt.run.check).in_rounds;
   auto schedule = group ? std::vector<std::vector<pairing>>{} : schedule_of(opt.run, where);
   rep.round_count = group ? 1 : static_cast<int>(schedule.size());
+  rep.peers = planned_peers(schedule, where);
   con.set_role("rank");
 
   // Every rank meets rank 0 before the first round: however far apart the
@@ -154,7 +174,8 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
                           {"rounds", rep.round_count},
                           {"run", fabric::value_or_null(rep.run)},
                           {"start_us", *rep.start_us},
-                          {"absent", absent_hosts}};
+                          {"absent", absent_hosts},
+                          {"peers", rep.peers ? nlohmann::json(*rep.peers) : nlohmann::json(nullptr)}};
   });
 
   bool repeating = opt.run.repeat != 1;
@@ -242,6 +263,7 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
                   {"run", fabric::value_or_null(rep.run)},
                   {"start_us", fabric::value_or_null(rep.start_us)},
                   {"absent", absent_names(rep)},
+                  {"peers", rep.peers ? nlohmann::json(*rep.peers) : nlohmann::json(nullptr)},
                   {"rounds", rep.round_count},
                   {"retest_rounds", rep.retest_rounds},
                   {"pairs", rep.pairs.size()},

@@ -14,6 +14,7 @@ namespace sweep {
 namespace {
 
 std::string latency_cell(const merged_pair& p) {
+  if (p.state == pair_state::unplanned) return ".";
   if (p.state == pair_state::failed) return "FAIL";
   if (p.state == pair_state::missing) return "?";
   std::string v = p.latency() ? fmt::format("{:.1f}", p.latency()->p50) : "ok";
@@ -22,6 +23,7 @@ std::string latency_cell(const merged_pair& p) {
 
 /// bw: the row host's bandwidth to the column host.
 std::string bandwidth_cell(const matrix& m, const merged_pair& p, std::size_t row) {
+  if (p.state == pair_state::unplanned) return ".";
   if (p.state == pair_state::failed) return "FAIL";
   if (p.state == pair_state::missing) return "?";
   auto d = row == p.a ? p.a_to_b() : p.b_to_a();
@@ -44,7 +46,8 @@ std::string format_matrix(const matrix& m) {
     s += "Gb/s of RDMA WRITE bandwidth from the row's host to the column's; ! below the bar, . not measured, FAIL failed, "
          "? not reported\n";
   else
-    s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported\n", check_measure(m.check));
+    s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported{}\n", check_measure(m.check),
+                     m.count(pair_state::unplanned) > 0 ? ", . not in the plan" : "");
   s += fmt::format("{:<{}}", "", w);
   for (const auto& h : m.hosts) s += fmt::format(" {:>{}}", fabric::printable(h), w);
   s += "\n";
