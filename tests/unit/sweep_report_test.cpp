@@ -139,6 +139,24 @@ TEST(sweep_report_worst, the_fewest_hosts_that_account_for_the_bad_pairs) {
   EXPECT_EQ(worst_of(6, {{1, 2}, {2, 3}, {1, 3}}), (named{{"h1", 2}, {"h2", 2}, {"h3", 2}}));
 }
 
+TEST(sweep_report_worst, a_big_fleet_gets_its_lines_not_a_table_no_terminal_shows) {
+  // 150 hosts, h7 dead: no table, the first failed pairs named and the rest
+  // counted, and h7 alone the worst host.
+  std::vector<std::string> lines;
+  for (int a = 1; a <= 150; ++a)
+    for (int b = a + 1; b <= 150; ++b)
+      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), a != 7 && b != 7, 20));
+  auto text = sweep::format_matrix(sweep::merge(lines, defaults));
+  EXPECT_EQ(text.rfind("150 hosts, check ping: no table above 100 hosts", 0), 0u) << text.substr(0, 200);
+  std::istringstream in(text);
+  std::size_t failed_lines = 0;
+  for (std::string l; std::getline(in, l);) failed_lines += l.rfind("failed: h", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(failed_lines, sweep::pair_lines_up_to);
+  EXPECT_NE(text.find("\nfailed: 49 more pairs (--csv, -j)\n"), std::string::npos);
+  EXPECT_NE(text.find("\nworst hosts: h7 (149)\n"), std::string::npos);
+  EXPECT_LT(text.size(), 10'000u);
+}
+
 TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {
   // --quick over a, b, c, d, e: a-c and b-d; e has a bye. d died before it
   // said anything: b's plan still names the pair, so it fails.

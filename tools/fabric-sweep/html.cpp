@@ -1,4 +1,4 @@
-// The report as a self-contained HTML page. Up to page_cells_up_to hosts
+// The report as a self-contained HTML page. Up to cells_up_to hosts
 // an SVG heat map with a cell per ordered pair (its value written in it
 // while cells are wide enough); above that an overview of groups of hosts
 // (a switch's, a name prefix's), each block coloured by its worst pair,
@@ -249,7 +249,7 @@ std::vector<host_group> groups_of_names(const std::vector<std::string>& hosts) {
 
 std::string html_page(const matrix& m, const page_context& ctx) {
   auto n = m.hosts.size();
-  bool overview = n > page_cells_up_to;
+  bool overview = n > cells_up_to;
   std::string body;
   std::string scale_words;
   if (measures_bandwidth(m.check)) {

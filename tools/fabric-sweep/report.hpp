@@ -236,7 +236,16 @@ void each_result(const matrix& m, const fabric::result_sink& sink);
 
 // ---- renderings (table.cpp, html.cpp, prometheus.cpp, csv.cpp, rerun.cpp) --
 
-/// The human table, a cell per ordered pair, in O(pairs).
+/// Hosts up to which the page and the human table draw every pair's cell;
+/// above it, the page draws an overview of groups and a table of the bad
+/// pairs, and the human output its summary lines alone.
+inline constexpr std::size_t cells_up_to = 100;
+/// Failed and re-tested pairs the human output names, each kind; the rest
+/// are counted (--csv and -j list every pair).
+inline constexpr std::size_t pair_lines_up_to = 100;
+
+/// The human table, a cell per ordered pair, in O(pairs), and the lines
+/// that name the failed, re-tested and worst.
 std::string format_matrix(const matrix& m);
 
 /// Groups of hosts for the page's overview: a switch's, or a name prefix's.
@@ -259,11 +268,8 @@ struct page_context {
   std::string generated;  ///< when the report was made (UTC)
   std::vector<host_group> groups;  ///< the overview's groups (default: by name)
 };
-/// Hosts up to which the page draws every pair's cell; above it, the
-/// overview of groups and a table of the bad pairs.
-inline constexpr std::size_t page_cells_up_to = 100;
 /// A self-contained HTML page: an SVG heat map, or the overview above
-/// page_cells_up_to hosts. No network fetches.
+/// cells_up_to hosts. No network fetches.
 std::string html_page(const matrix& m, const page_context& ctx = {});
 
 /// node_exporter's textfile-collector format: per-host aggregates and the

@@ -1,5 +1,7 @@
 // The human table: a row per host, a cell per ordered pair, each found in
-// O(1), and the lines that name the failed, re-tested and worst.
+// O(1), and the lines that name the failed, re-tested and worst. Above
+// cells_up_to hosts no terminal shows the table: the lines alone, the
+// pairs' lines capped (--csv, -j and the page have every pair).
 #include "report.hpp"
 
 #include "fabric/cli/console.hpp"
@@ -32,9 +34,8 @@ std::string bandwidth_cell(const matrix& m, const merged_pair& p, std::size_t ro
   return gbps_text(d->gbps) + (bar && d->gbps < *bar ? "!" : "");
 }
 
-}  // namespace
-
-std::string format_matrix(const matrix& m) {
+/// The legend, a row per host and a cell per ordered pair.
+std::string cells_text(const matrix& m) {
   std::string s;
   std::size_t w = 6;
   for (const auto& h : m.hosts) w = std::max(w, fabric::printable(h).size());
@@ -64,6 +65,18 @@ std::string format_matrix(const matrix& m) {
     }
     s += "\n";
   }
+  return s;
+}
+
+}  // namespace
+
+std::string format_matrix(const matrix& m) {
+  bool bw = measures_bandwidth(m.check);
+  std::string s = m.hosts.size() <= cells_up_to
+                      ? cells_text(m)
+                      : fmt::format("{} hosts, check {}: no table above {} hosts (--html draws an overview, --csv "
+                                    "writes every pair)\n",
+                                    m.hosts.size(), check_name(m.check), cells_up_to);
   s += fmt::format("pairs: {} ok, {} slow, {} failed, {} missing; ", m.count(pair_state::ok), m.count(pair_state::slow),
                    m.count(pair_state::failed), m.count(pair_state::missing));
   if (bw) {
@@ -77,18 +90,22 @@ std::string format_matrix(const matrix& m) {
   } else {
     s += fmt::format("median p50 {:.1f} us, MAD {:.1f} us\n", m.bar.fleet.median, m.bar.fleet.mad);
   }
+  std::size_t named = 0;
   for (const auto& p : m.pairs)
-    if (p.state == pair_state::failed)
+    if (p.state == pair_state::failed && named++ < pair_lines_up_to)
       s += fmt::format("failed: {} <-> {}: {}\n", fabric::printable(m.hosts[p.a]), fabric::printable(m.hosts[p.b]),
                        fabric::printable(m.error_of(p)));
+  if (named > pair_lines_up_to) s += fmt::format("failed: {} more pairs (--csv, -j)\n", named - pair_lines_up_to);
+  named = 0;
   for (const auto& p : m.pairs)
-    if (p.retests > 0 && p.first_p50_us)
+    if (p.retests > 0 && p.first_p50_us && named++ < pair_lines_up_to)
       s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable(m.hosts[p.a]),
                        fabric::printable(m.hosts[p.b]), *p.first_p50_us,
                        p.latency() ? fmt::format("{:.1f} us", p.latency()->p50) : std::string("no time"),
                        p.state == pair_state::ok     ? std::string_view("passed")
                        : p.state == pair_state::slow ? std::string_view("still slow")
                                                      : state_name(p.state));
+  if (named > pair_lines_up_to) s += fmt::format("re-tested: {} more pairs (--csv, -j)\n", named - pair_lines_up_to);
   if (!m.worst.empty()) {
     s += "worst hosts:";
     for (const auto& [h, k] : m.worst) s += fmt::format(" {} ({})", fabric::printable(h), k);
