@@ -289,41 +289,54 @@ bool better(check c, const merged_pair& x, const merged_pair& than) {
   return measures_bandwidth(c) ? *fx > *ft : *fx < *ft;
 }
 
-}  // namespace
+/// The fewest hosts that account for the pairs `which` picks, greedily:
+/// round by round every host with the most such pairs not yet accounted
+/// for, while that is two or more; its pairs are then accounted for. What
+/// is left is a matching (each host in at most one pair): links, each
+/// taking one host more to explain.
+struct host_cover {
+  std::vector<std::size_t> hosts;  ///< in the order picked
+  std::size_t links_left = 0;
+};
 
-namespace {
-
-/// The fewest hosts that account for the bad pairs: round by round, every
-/// host with the most bad pairs not yet accounted for, while that is two or
-/// more; its pairs are then accounted for. A dead host among a thousand is
-/// named alone, not with each of its 999 peers; a bad pair whose two hosts
-/// are in no other is the link's, and names neither (its line does).
-std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m) {
+host_cover cover_of(const matrix& m, bool (*which)(pair_state)) {
   auto n = m.hosts.size();
-  std::vector<int> bad(n, 0);
+  std::vector<int> open(n, 0);  // pairs not yet accounted for
+  std::size_t left = 0;
   for (const auto& p : m.pairs)
-    if (is_bad(p.state)) ++bad[p.a], ++bad[p.b];
-  auto open = bad;  // bad pairs not yet accounted for
+    if (which(p.state)) ++open[p.a], ++open[p.b], ++left;
   std::vector<bool> accounted(m.pairs.size(), false);
-  std::vector<std::pair<std::string, int>> out;
+  host_cover c;
   for (int most = n ? *std::max_element(open.begin(), open.end()) : 0; most >= 2;
        most = *std::max_element(open.begin(), open.end())) {
     std::vector<std::size_t> picked;
     for (std::size_t i = 0; i < n; ++i)
       if (open[i] == most) picked.push_back(i);
     for (auto i : picked) {
-      out.emplace_back(m.hosts[i], bad[i]);
+      c.hosts.push_back(i);
       for (std::size_t k = 0; k < n; ++k) {
         if (k == i) continue;
         const auto& p = m.pair_of(i, k);
         auto at = static_cast<std::size_t>(&p - m.pairs.data());
-        if (!is_bad(p.state) || accounted[at]) continue;
+        if (!which(p.state) || accounted[at]) continue;
         accounted[at] = true;
-        --open[i];
-        --open[k];
+        --open[i], --open[k], --left;
       }
     }
   }
+  c.links_left = left;
+  return c;
+}
+
+/// The worst hosts: the cover of the bad pairs, most bad pairs first. A
+/// dead host among a thousand is named alone, not with each of its 999
+/// peers; a bad link alone names neither end (its line does).
+std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m) {
+  std::vector<int> bad(m.hosts.size(), 0);
+  for (const auto& p : m.pairs)
+    if (is_bad(p.state)) ++bad[p.a], ++bad[p.b];
+  std::vector<std::pair<std::string, int>> out;
+  for (auto i : cover_of(m, is_bad).hosts) out.emplace_back(m.hosts[i], bad[i]);
   std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
   return out;
 }
@@ -550,21 +563,12 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
                                   "judged",
                                   unplanned, m.pairs.size()));
   // A host below its rate slows all its pairs: a few hosts explain the
-  // slow pairs. When it takes many (the fewest hosts that are in every
-  // slow pair, counted greedily), the fleet's own spread is the likelier
-  // cause (virtual machines, a busy fabric): say so, with the spread.
+  // slow pairs. When it takes many (their cover, and a host for each link
+  // left), the fleet's own spread is the likelier cause (virtual machines,
+  // a busy fabric): say so, with the spread.
   if (measures_bandwidth(m.check) && m.bar.best_gbps && !o.expect_gbps && m.count(pair_state::slow) > 0) {
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> slow;
-    for (const auto& p : m.pairs)
-      if (p.state == pair_state::slow) slow.emplace_back(p.a, p.b);
-    std::size_t explaining = 0;
-    while (!slow.empty()) {
-      std::vector<std::size_t> in(n, 0);
-      for (auto [a, b] : slow) ++in[a], ++in[b];
-      auto host = static_cast<std::uint32_t>(std::max_element(in.begin(), in.end()) - in.begin());
-      std::erase_if(slow, [&](const auto& p) { return p.first == host || p.second == host; });
-      ++explaining;
-    }
+    auto cover = cover_of(m, [](pair_state st) { return st == pair_state::slow; });
+    auto explaining = cover.hosts.size() + cover.links_left;
     if (explaining > std::max<std::size_t>(1, n / 4)) {
       std::sort(figures.begin(), figures.end());
       m.notes.push_back(fmt::format(
