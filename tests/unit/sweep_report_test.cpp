@@ -233,7 +233,11 @@ TEST(sweep_report_bw, a_directional_matrix_judged_by_the_lower_direction) {
   // An absolute expectation: every pair below it is slow.
   sweep::verdict_options expect;
   expect.expect_gbps = 95.5;
-  EXPECT_EQ(sweep::merge(lines, expect).count(pair_state::slow), 6u);
+  auto expected = sweep::merge(lines, expect);
+  EXPECT_EQ(expected.count(pair_state::slow), 6u);
+  EXPECT_NE(sweep::format_matrix(expected).find("(0.93 of the fleet's p90 95.0 Gb/s; expected 95.5 Gb/s)\n"),
+            std::string::npos)
+      << sweep::format_matrix(expected);
   nlohmann::json doc;
   sweep::options opt;
   opt.mode = sweep::mode::report;

@@ -84,7 +84,7 @@ std::string format_matrix(const matrix& m) {
     s += bar ? fmt::format("bar {} Gb/s", gbps_text(*bar)) : std::string("no bar (fewer than 3 pairs measured)");
     if (m.bar.best_gbps) s += fmt::format(" ({} of the fleet's p90 {} Gb/s", m.bar.bw_fraction, gbps_text(*m.bar.best_gbps));
     if (m.bar.expect_gbps)
-      s += fmt::format("{} expected {} Gb/s", m.bar.best_gbps ? "; " : " (", gbps_text(*m.bar.expect_gbps));
+      s += fmt::format("{}expected {} Gb/s", m.bar.best_gbps ? "; " : " (", gbps_text(*m.bar.expect_gbps));
     if (m.bar.best_gbps || m.bar.expect_gbps) s += ")";
     s += "\n";
   } else {
