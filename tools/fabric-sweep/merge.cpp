@@ -57,6 +57,13 @@ std::string matrix::error_of(const merged_pair& p) const {
   return p.every_retest_failed ? "every re-test failed: " + text : text;
 }
 
+std::vector<int> matrix::bad_pairs_by_host() const {
+  std::vector<int> bad(hosts.size(), 0);
+  for (const auto& p : pairs)
+    if (is_bad(p.state)) ++bad[p.a], ++bad[p.b];
+  return bad;
+}
+
 namespace {
 
 struct text_hash {
@@ -332,9 +339,7 @@ host_cover cover_of(const matrix& m, bool (*which)(pair_state)) {
 /// dead host among a thousand is named alone, not with each of its 999
 /// peers; a bad link alone names neither end (its line does).
 std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m) {
-  std::vector<int> bad(m.hosts.size(), 0);
-  for (const auto& p : m.pairs)
-    if (is_bad(p.state)) ++bad[p.a], ++bad[p.b];
+  auto bad = m.bad_pairs_by_host();
   std::vector<std::pair<std::string, int>> out;
   for (auto i : cover_of(m, is_bad).hosts) out.emplace_back(m.hosts[i], bad[i]);
   std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.second > y.second; });

@@ -131,9 +131,7 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
   for (const auto& p : m.pairs)
     if (is_bad(p.state))
       out.sample("fabric_sweep_pair_bad", {{"a", m.hosts[p.a]}, {"b", m.hosts[p.b]}, {"state", state_name(p.state)}}, 1);
-  std::vector<int> bad(n, 0);
-  for (const auto& p : m.pairs)
-    if (is_bad(p.state)) ++bad[p.a], ++bad[p.b];
+  auto bad = m.bad_pairs_by_host();
   out.family("fabric_sweep_host_bad_pairs", "Bad pairs a host is in: the likely culprit has the most");
   for (std::size_t i = 0; i < n; ++i) out.sample("fabric_sweep_host_bad_pairs", {{"host", m.hosts[i]}}, bad[i]);
   return out.take();

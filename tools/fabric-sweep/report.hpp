@@ -196,6 +196,8 @@ struct matrix {
   [[nodiscard]] const merged_pair& pair_of(std::size_t i, std::size_t k) const noexcept;
   /// A pair's error text ("" none), "every re-test failed: " in front when so.
   [[nodiscard]] std::string error_of(const merged_pair& p) const;
+  /// Each host's bad pairs, by host index.
+  [[nodiscard]] std::vector<int> bad_pairs_by_host() const;
 };
 
 /// Builds the matrix from line after line: the pairs of `only` (default:

@@ -175,7 +175,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
                           {"run", fabric::value_or_null(rep.run)},
                           {"start_us", *rep.start_us},
                           {"absent", absent_hosts},
-                          {"peers", rep.peers ? nlohmann::json(*rep.peers) : nlohmann::json(nullptr)}};
+                          {"peers", fabric::value_or_null(rep.peers)}};
   });
 
   bool repeating = opt.run.repeat != 1;
@@ -263,7 +263,7 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
                   {"run", fabric::value_or_null(rep.run)},
                   {"start_us", fabric::value_or_null(rep.start_us)},
                   {"absent", absent_names(rep)},
-                  {"peers", rep.peers ? nlohmann::json(*rep.peers) : nlohmann::json(nullptr)},
+                  {"peers", fabric::value_or_null(rep.peers)},
                   {"rounds", rep.round_count},
                   {"retest_rounds", rep.retest_rounds},
                   {"pairs", rep.pairs.size()},
