@@ -21,8 +21,11 @@ _passed=0
 _failed=0
 declare -A _bg_pid=() _bg_rc=()
 
-pass() { echo "PASS: $*"; _passed=$((_passed + 1)); }
-fail() { echo "FAIL: $*"; _failed=$((_failed + 1)); }
+# Each line ends with the seconds since the check before: where a slow
+# test spends its time.
+_last_check=$SECONDS
+pass() { echo "PASS: $* (+$((SECONDS - _last_check))s)"; _last_check=$SECONDS; _passed=$((_passed + 1)); }
+fail() { echo "FAIL: $* (+$((SECONDS - _last_check))s)"; _last_check=$SECONDS; _failed=$((_failed + 1)); }
 
 # check NAME CMD...: passes when CMD succeeds.
 check() {
