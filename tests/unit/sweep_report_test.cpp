@@ -140,12 +140,14 @@ TEST(sweep_report_worst, the_fewest_hosts_that_account_for_the_bad_pairs) {
 }
 
 TEST(sweep_report_worst, a_big_fleet_gets_its_lines_not_a_table_no_terminal_shows) {
-  // 150 hosts, h7 dead: no table, the first failed pairs named and the rest
-  // counted, and h7 alone the worst host.
+  // 150 hosts, h7 failing with each peer for a reason of its own: no
+  // table, the first failed pairs named and the rest counted, and h7 alone
+  // the worst host.
   std::vector<std::string> lines;
   for (int a = 1; a <= 150; ++a)
     for (int b = a + 1; b <= 150; ++b)
-      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), a != 7 && b != 7, 20));
+      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), a != 7 && b != 7, 20,
+                           {{"error", fmt::format("reason {}", a + b)}}));
   auto text = sweep::format_matrix(sweep::merge(lines, defaults));
   EXPECT_EQ(text.rfind("150 hosts, check ping: no table above 100 hosts", 0), 0u) << text.substr(0, 200);
   std::istringstream in(text);
@@ -155,6 +157,26 @@ TEST(sweep_report_worst, a_big_fleet_gets_its_lines_not_a_table_no_terminal_show
   EXPECT_NE(text.find("\nfailed: 49 more pairs (--csv, -j)\n"), std::string::npos);
   EXPECT_NE(text.find("\nworst hosts: h7 (149)\n"), std::string::npos);
   EXPECT_LT(text.size(), 10'000u);
+}
+
+TEST(sweep_report_worst, a_dead_hosts_failed_pairs_are_one_line) {
+  // 200 hosts, h7 dead (every pair the same error), one bad link h1-h2
+  // and three pairs of h9 (too few to fold): h7's line, then the others'.
+  std::vector<std::string> lines;
+  for (int a = 1; a <= 200; ++a)
+    for (int b = a + 1; b <= 200; ++b) {
+      bool bad = a == 7 || b == 7 || (a == 1 && b == 2) || (a == 9 && b <= 12);
+      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), !bad, 20));
+    }
+  auto text = sweep::format_matrix(sweep::merge(lines, defaults));
+  std::vector<std::string> failed;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("failed: ", 0) == 0) failed.push_back(l);
+  EXPECT_EQ(failed, (std::vector<std::string>{"failed: h7 <-> 199 hosts: timed out", "failed: h1 <-> h2: timed out",
+                                              "failed: h9 <-> h10: timed out", "failed: h9 <-> h11: timed out",
+                                              "failed: h9 <-> h12: timed out"}))
+      << text;
 }
 
 TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {

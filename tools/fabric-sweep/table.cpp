@@ -1,7 +1,8 @@
 // The human table: a row per host, a cell per ordered pair, each found in
 // O(1), and the lines that name the failed, re-tested and worst. Above
 // cells_up_to hosts no terminal shows the table: the lines alone, the
-// pairs' lines capped (--csv, -j and the page have every pair).
+// pairs' lines capped (--csv, -j and the page have every pair). A worst
+// host's failed pairs of one error are one line.
 #include "report.hpp"
 
 #include "fabric/cli/console.hpp"
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 namespace sweep {
 
@@ -68,6 +70,47 @@ std::string cells_text(const matrix& m) {
   return s;
 }
 
+/// The failed pairs' lines. A worst host's failed pairs that share an
+/// error, fold_from or more, are one line ("h7 <-> 999 hosts: ..."): a dead
+/// host among a thousand is one line, not 999. Then every other failed
+/// pair, a line each; pair_lines_up_to lines in all, the rest counted.
+std::string failed_lines(const matrix& m) {
+  constexpr std::size_t fold_from = 4;
+  std::string s;
+  std::size_t lines = 0, untold = 0;
+  std::vector<bool> told(m.pairs.size(), false);
+  for (const auto& [name, bad] : m.worst) {
+    auto i = static_cast<std::size_t>(std::find(m.hosts.begin(), m.hosts.end(), name) - m.hosts.begin());
+    std::map<std::string, std::vector<std::size_t>> by_error;  // error -> pair indices
+    for (std::size_t k = 0; k < m.hosts.size(); ++k) {
+      if (k == i) continue;
+      const auto& p = m.pair_of(i, k);
+      auto at = static_cast<std::size_t>(&p - m.pairs.data());
+      if (p.state == pair_state::failed && !told[at]) by_error[m.error_of(p)].push_back(at);
+    }
+    for (const auto& [error, pairs] : by_error) {
+      if (pairs.size() < fold_from) continue;
+      for (auto at : pairs) told[at] = true;
+      if (lines++ < pair_lines_up_to)
+        s += fmt::format("failed: {} <-> {} hosts: {}\n", fabric::printable(name), pairs.size(),
+                         fabric::printable(error));
+      else
+        untold += pairs.size();
+    }
+  }
+  for (std::size_t at = 0; at < m.pairs.size(); ++at) {
+    const auto& p = m.pairs[at];
+    if (p.state != pair_state::failed || told[at]) continue;
+    if (lines++ < pair_lines_up_to)
+      s += fmt::format("failed: {} <-> {}: {}\n", fabric::printable(m.hosts[p.a]), fabric::printable(m.hosts[p.b]),
+                       fabric::printable(m.error_of(p)));
+    else
+      ++untold;
+  }
+  if (untold > 0) s += fmt::format("failed: {} more pairs (--csv, -j)\n", untold);
+  return s;
+}
+
 }  // namespace
 
 std::string format_matrix(const matrix& m) {
@@ -90,13 +133,8 @@ std::string format_matrix(const matrix& m) {
   } else {
     s += fmt::format("median p50 {:.1f} us, MAD {:.1f} us\n", m.bar.fleet.median, m.bar.fleet.mad);
   }
+  s += failed_lines(m);
   std::size_t named = 0;
-  for (const auto& p : m.pairs)
-    if (p.state == pair_state::failed && named++ < pair_lines_up_to)
-      s += fmt::format("failed: {} <-> {}: {}\n", fabric::printable(m.hosts[p.a]), fabric::printable(m.hosts[p.b]),
-                       fabric::printable(m.error_of(p)));
-  if (named > pair_lines_up_to) s += fmt::format("failed: {} more pairs (--csv, -j)\n", named - pair_lines_up_to);
-  named = 0;
   for (const auto& p : m.pairs)
     if (p.retests > 0 && p.first_p50_us && named++ < pair_lines_up_to)
       s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable(m.hosts[p.a]),
