@@ -46,11 +46,13 @@ std::optional<double> merged_pair::figure() const noexcept {
   return std::nullopt;
 }
 
-const merged_pair& matrix::pair_of(std::size_t i, std::size_t k) const noexcept {
+std::size_t matrix::index_of(std::size_t i, std::size_t k) const noexcept {
   if (i > k) std::swap(i, k);
   auto n = hosts.size();
-  return pairs[i * n - i * (i + 1) / 2 + (k - i - 1)];
+  return i * n - i * (i + 1) / 2 + (k - i - 1);
 }
+
+const merged_pair& matrix::pair_of(std::size_t i, std::size_t k) const noexcept { return pairs[index_of(i, k)]; }
 
 std::string matrix::error_of(const merged_pair& p) const {
   std::string text = p.error > 0 && p.error <= errors.size() ? errors[p.error - 1] : std::string();
@@ -323,9 +325,8 @@ host_cover cover_of(const matrix& m, bool (*which)(pair_state)) {
       c.hosts.push_back(i);
       for (std::size_t k = 0; k < n; ++k) {
         if (k == i) continue;
-        const auto& p = m.pair_of(i, k);
-        auto at = static_cast<std::size_t>(&p - m.pairs.data());
-        if (!which(p.state) || accounted[at]) continue;
+        auto at = m.index_of(i, k);
+        if (!which(m.pairs[at].state) || accounted[at]) continue;
         accounted[at] = true;
         --open[i], --open[k], --left;
       }

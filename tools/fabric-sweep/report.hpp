@@ -192,8 +192,9 @@ struct matrix {
   [[nodiscard]] std::size_t count(pair_state s) const noexcept { return counts[static_cast<int>(s)]; }
   /// The pairs the run meant to meet: all but the unplanned.
   [[nodiscard]] std::size_t planned() const noexcept { return pairs.size() - count(pair_state::unplanned); }
-  /// The pair of hosts i and k (i != k), in O(1).
+  /// The pair of hosts i and k (i != k), in O(1); index_of: its place in pairs.
   [[nodiscard]] const merged_pair& pair_of(std::size_t i, std::size_t k) const noexcept;
+  [[nodiscard]] std::size_t index_of(std::size_t i, std::size_t k) const noexcept;
   /// A pair's error text ("" none), "every re-test failed: " in front when so.
   [[nodiscard]] std::string error_of(const merged_pair& p) const;
   /// Each host's bad pairs, by host index.

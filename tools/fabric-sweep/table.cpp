@@ -79,13 +79,14 @@ std::string failed_lines(const matrix& m) {
   std::string s;
   std::size_t lines = 0, untold = 0;
   std::vector<bool> told(m.pairs.size(), false);
-  for (const auto& [name, bad] : m.worst) {
+  for (const auto& worst : m.worst) {
+    const auto& name = worst.first;
     auto i = static_cast<std::size_t>(std::find(m.hosts.begin(), m.hosts.end(), name) - m.hosts.begin());
     std::map<std::string, std::vector<std::size_t>> by_error;  // error -> pair indices
     for (std::size_t k = 0; k < m.hosts.size(); ++k) {
       if (k == i) continue;
-      const auto& p = m.pair_of(i, k);
-      auto at = static_cast<std::size_t>(&p - m.pairs.data());
+      auto at = m.index_of(i, k);
+      const auto& p = m.pairs[at];
       if (p.state == pair_state::failed && !told[at]) by_error[m.error_of(p)].push_back(at);
     }
     for (const auto& [error, pairs] : by_error) {
