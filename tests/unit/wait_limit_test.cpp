@@ -51,12 +51,65 @@ TEST(wait_limit, bounded_one_by_one_and_as_a_whole_each_wait_ends_at_the_first_b
 TEST(pair_bounds, the_meeting_and_the_work_each_wait_at_most_one_timeout) {
   // --pair-timeout 1 h, --timeout 40 ms: no single wait of a pair outlasts 40 ms.
   auto bounds = fabric::pair_bounds::from_now(1h, 1h, 40ms);
-  EXPECT_EQ(bounds.meeting().each(), 40ms);
+  EXPECT_EQ(bounds.meeting_until(bounds.meet).each(), 40ms);
   EXPECT_EQ(bounds.work_from_now().each(), 40ms);
   // --pair-timeout 40 ms, --timeout 1 h: the pair's end bounds its every wait.
   auto whole = fabric::pair_bounds::from_now(40ms, 40ms, 1h);
-  EXPECT_LE(whole.meeting().each(), 40ms);
+  EXPECT_LE(whole.meeting_until(whole.meet).each(), 40ms);
   EXPECT_LE(whole.work_from_now().each(), 40ms);
+}
+
+TEST(pair_bounds, the_meeting_moves_on_while_the_peer_is_on_its_way_and_ends_when_it_is_not) {
+  auto bounds = fabric::pair_bounds::from_now(20ms, 20ms, 20ms);
+  int asked = 0;
+  bounds.peer_on_its_way = [&] { return ++asked <= 2; };
+  int dials = 0;
+  auto nobody_listens = [&](const wait_limit&) -> int {
+    ++dials;
+    throw fabric::error(fabric::exit_code::connect_failed, "rejected");
+  };
+  EXPECT_THROW(fabric::dial_to_meet(bounds, nobody_listens), fabric::error);
+  EXPECT_EQ(asked, 3);  // two more meetings, then the deadline stood
+  EXPECT_GT(dials, 3);
+}
+
+TEST(pair_bounds, a_peer_that_comes_in_the_later_meeting_is_met) {
+  auto bounds = fabric::pair_bounds::from_now(20ms, 500ms, 20ms);
+  bool coming = false;
+  bounds.peer_on_its_way = [&] { return coming = true; };
+  auto listens_once_on_its_way = [&](const wait_limit& meeting) {
+    if (!coming) throw fabric::error(fabric::exit_code::connect_failed, "rejected");
+    EXPECT_FALSE(meeting.expired()) << "the later meeting's waits";
+    return 7;
+  };
+  EXPECT_EQ(fabric::dial_to_meet(bounds, listens_once_on_its_way), 7);
+}
+
+TEST(pair_bounds, a_dial_the_meetings_deadline_cut_short_is_made_again_while_the_peer_is_on_its_way) {
+  auto bounds = fabric::pair_bounds::from_now(20ms, 100ms, 1h);
+  int asked = 0;
+  bounds.peer_on_its_way = [&] { return ++asked == 1; };
+  int dials = 0;
+  auto waits_out_its_meeting = [&](const wait_limit& meeting) -> int {
+    ++dials;
+    fabric::wait_readable(-1, meeting.next());
+    throw fabric::error(fabric::exit_code::timeout, "no answer in time");
+  };
+  EXPECT_THROW(fabric::dial_to_meet(bounds, waits_out_its_meeting), fabric::error);
+  EXPECT_EQ(asked, 2);
+  EXPECT_EQ(dials, 2) << "dialled again in the later meeting, until it too was over";
+}
+
+TEST(pair_bounds, without_word_of_the_peer_the_meetings_deadline_stands_and_other_errors_at_once) {
+  auto bounds = fabric::pair_bounds::from_now(20ms, 1h, 20ms);
+  auto nobody_listens = [](const wait_limit&) -> int { throw fabric::error(fabric::exit_code::connect_failed, "rejected"); };
+  EXPECT_THROW(fabric::dial_to_meet(bounds, nobody_listens), fabric::error);
+  bounds = fabric::pair_bounds::from_now(1h, 1h, 20ms);
+  int asked = 0;
+  bounds.peer_on_its_way = [&] { return ++asked > 0; };
+  auto unreachable = [](const wait_limit&) -> int { throw fabric::error(fabric::exit_code::timeout, "no route"); };
+  EXPECT_THROW(fabric::dial_to_meet(bounds, unreachable), fabric::error);
+  EXPECT_EQ(asked, 0);
 }
 
 TEST(resolve_try, a_resolution_is_asked_in_tries_of_at_most_resolve_try_within_its_wait) {

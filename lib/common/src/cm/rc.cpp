@@ -172,9 +172,18 @@ server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_po
                             std::string_view who) {
   cm_channel channel;
   cm_id listener = listen_on(channel, addr, port, ps, 1);
-  auto request = channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, bounds.meet, who);
-  auto met = clock::now();
-  return {std::move(channel), std::move(listener), std::move(request), met, bounds.work_from_now()};
+  // The meeting's deadline moves on while the client is on its way.
+  for (auto until = bounds.meet;;) {
+    if (auto request = channel.next(until)) {
+      if (request->type() != RDMA_CM_EVENT_CONNECT_REQUEST || request->status() != 0) throw event_error(*request, who);
+      auto met = clock::now();
+      return {std::move(channel), std::move(listener), std::move(*request), met, bounds.work_from_now()};
+    }
+    auto later = bounds.later_meeting();
+    if (!later)
+      throw error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", who, event_name(RDMA_CM_EVENT_CONNECT_REQUEST)));
+    until = *later;
+  }
 }
 
 std::optional<std::size_t> wait_unless_peer_left(event_cq& cq, std::span<ibv_wc> out, cm_channel& channel,

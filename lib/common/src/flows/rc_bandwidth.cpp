@@ -314,8 +314,8 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
     std::unique_ptr<buffers> b;  // destroyed before the connection's PD
     std::vector<std::byte> reply;
   };
-  auto link = dial_until_listening(bounds.meet, [&] {
-    connected out{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), bounds.meeting()), nullptr, {}};
+  auto link = dial_to_meet(bounds, [&](const wait_limit& meeting) {
+    connected out{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), meeting), nullptr, {}};
     check_write_size(out.c.id.get(), plan.size);
     out.b = std::make_unique<buffers>(out.c.endpoint->pd(), plan.size, true);
     out.b->post_done_recv(out.c.endpoint->qp());
@@ -323,7 +323,7 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
     h.bidirectional = plan.bidirectional;
     h.count = plan.count;
     h.duration_ms = static_cast<std::uint32_t>(plan.duration.count());
-    out.reply = connect_rc(out.c, bounds.meeting().next(), encode_request(h));
+    out.reply = connect_rc(out.c, meeting.next(), encode_request(h));
     return out;
   });
   auto work = bounds.work_from_now();

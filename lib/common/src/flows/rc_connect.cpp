@@ -60,9 +60,9 @@ connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bo
   auto t0 = clock::now();
   // The first connection is the meeting, tried again while nothing listens
   // yet; its time counts from the attempt that got through.
-  out.setup.add(dial_until_listening(bounds.meet, [&] {
+  out.setup.add(dial_to_meet(bounds, [&](const wait_limit& meeting) {
     t0 = clock::now();
-    return connect_once(plan, bounds.meeting(), out.peer);
+    return connect_once(plan, meeting, out.peer);
   }));
   ++out.connected;
   // Once a connection was made, a refusal is the answer.

@@ -118,11 +118,11 @@ ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
     rc_client c;
     registered_buffer buf;  // destroyed before the connection's PD
   };
-  auto link = dial_until_listening(bounds.meet, [&] {
-    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), bounds.meeting()), {}};
+  auto link = dial_to_meet(bounds, [&](const wait_limit& meeting) {
+    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), meeting), {}};
     out.buf = registered_buffer(out.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
     post_recv(*out.c.endpoint, out.buf, plan.size);
-    connect_rc(out.c, bounds.meeting().next());
+    connect_rc(out.c, meeting.next());
     return out;
   });
   auto work = bounds.work_from_now();

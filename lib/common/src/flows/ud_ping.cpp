@@ -200,7 +200,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
 
 datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
   auto t0 = clock::now();
-  auto c = dial_until_listening(bounds.meet, [&] { return connect_once(plan, bounds.meeting()); });
+  auto c = dial_to_meet(bounds, [&](const wait_limit& meeting) { return connect_once(plan, meeting); });
   auto work = bounds.work_from_now();
   datagram_outcome out;
   out.connect_us = us_since(t0);

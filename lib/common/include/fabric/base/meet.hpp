@@ -9,6 +9,9 @@
 #include "fabric/base/wait_limit.hpp"
 
 #include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
 #include <utility>
 
 namespace fabric {
@@ -48,18 +51,56 @@ struct pair_bounds {
   deadline meet = deadline::never();      ///< the last moment to meet the peer
   std::chrono::milliseconds work{10000};  ///< from the meeting to the end
   std::chrono::milliseconds each{10000};  ///< the longest any one wait may take
+  /// Asked when the meeting's deadline passed and the peer has not come:
+  /// true when the peer is known to be on its way (held up by an earlier
+  /// peer of its own), and the meeting then waits another `work`. Unset,
+  /// or false, the deadline stands.
+  std::function<bool()> peer_on_its_way;
 
   /// The bounds from now: meet within `meet_within`, then `work`, each
   /// wait at most `each`.
   static pair_bounds from_now(std::chrono::milliseconds meet_within, std::chrono::milliseconds work,
                               std::chrono::milliseconds each) {
-    return {deadline::after(meet_within), work, each};
+    return {deadline::after(meet_within), work, each, {}};
   }
-  /// The waits of the meeting: each at most `each`, all by `meet`.
-  [[nodiscard]] wait_limit meeting() const { return wait_limit(each).until(meet); }
+  /// The waits of a meeting that ends by `until` (`meet`, or a later
+  /// deadline of the meeting): each at most `each`.
+  [[nodiscard]] wait_limit meeting_until(const deadline& until) const { return wait_limit(each).until(until); }
   /// The waits of the work, for a caller that just met its peer: each at
   /// most `each`, all within `work` from now.
   [[nodiscard]] wait_limit work_from_now() const { return wait_limit(each).until(deadline::after(work)); }
+  /// The meeting's next deadline once the last one passed: another `work`
+  /// when the peer is on its way, nullopt when the deadline stands.
+  [[nodiscard]] std::optional<deadline> later_meeting() const {
+    if (!peer_on_its_way || !peer_on_its_way()) return std::nullopt;
+    return deadline::after(work);
+  }
 };
+
+/// Meets a peer that listens, as dial_until_listening does, within the
+/// meeting's bounds: `dial(meeting)` is handed the waits of the meeting,
+/// and the meeting's deadline moves on while the peer is on its way
+/// (pair_bounds::peer_on_its_way); a dial that the deadline cut short is
+/// made again then.
+template <class Dial>
+auto dial_to_meet(const pair_bounds& bounds, Dial&& dial) {
+  deadline until = bounds.meet;
+  for (;;) {
+    try {
+      return dial(bounds.meeting_until(until));
+    } catch (const error& e) {
+      bool cut_short = e.code() == exit_code::timeout && until.expired();
+      if (!not_listening_yet(e) && !cut_short) throw;
+      if (until.expired()) {
+        auto later = bounds.later_meeting();
+        // A step cut short says so: its own wait was not what ran out.
+        if (!later && cut_short) throw error(e.code(), std::string(e.what()) + " (the time to meet the peer ran out)");
+        if (!later) throw;
+        until = *later;
+      }
+    }
+    wait_readable(-1, deadline::after(redial_interval).min(until));
+  }
+}
 
 }  // namespace fabric

@@ -125,7 +125,8 @@ cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port
 
 /// A server's side of a check's meeting: listening on `port` (of `addr`;
 /// empty: every address) in port space `ps` until its client's request
-/// came, by bounds.meet; the work's waits count from then. Members go in
+/// came, by bounds.meet (or later, while the client is on its way); the
+/// work's waits count from then. Members go in
 /// teardown order: the request is acknowledged before the listener's id
 /// goes, and the ids before their channel.
 struct server_meeting {
@@ -141,7 +142,8 @@ struct server_meeting {
 };
 
 /// Listens and waits for the client of a check; throws error(timeout)
-/// naming `who` ("a client on port 18515") when none came by bounds.meet.
+/// naming `who` ("a client on port 18515") when none came by bounds.meet
+/// and the client is not on its way (pair_bounds::peer_on_its_way).
 server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_port_space ps, const pair_bounds& bounds,
                             std::string_view who);
 
