@@ -2,8 +2,8 @@
 # fabric-sweep in the Soft-RoCE guest: four ranks of one sweep as four
 # processes of this host (each pair on its own port), merged by the report;
 # then one with a host dead from the start, whose rank 0 is pestered by
-# strangers while it gathers the ranks' times; then the host's health
-# check, with its port up and down.
+# strangers while it gathers the ranks' times; a pair whose peer comes later
+# than its allowance; then the host's health check, with its port up and down.
 . "$(dirname "$0")/lib.sh" "$@"
 SWEEP=$BIN/fabric-sweep
 T="--timeout 4000"
@@ -246,6 +246,42 @@ for r in 1 2; do
   check "rank $r beside a dead host: rank 0's answer" json_lines_check "$WORK/dead-$r.out" \
     '[l["outliers"] for l in lines if l.get("event") == "outliers"][0]["error"] is None'
 done
+
+# A peer later than its pair's allowance, held up by dead hosts of its
+# own: h1 meets h3 in round 2 and h4 in round 3, both killed as the sweep
+# starts, and waits out each one's allowance (two and three timeouts);
+# h2, idle until round 4, waits four timeouts for h1 there, one too few:
+# the healthy pair failed so, until a rank asked a late peer where it was
+# (h1: still in round 3) and waited on while it answered an earlier round.
+printf '1 h1 h5\n2 h1 h3\n3 h1 h4\n4 h1 h2\n' >"$WORK/late-pairs"
+LATE=(--hosts "h[1-5]" --address "$ADDR" --pairs "$WORK/late-pairs" -C 5 --timeout 2000 --retests 0 --json=lines)
+# doomed RANK: runs the rank and kills it the moment it says the sweep
+# started (the shell's own read: no program to start in between).
+doomed() {
+  local r=$1 pid line
+  mkfifo "$WORK/late-$r.pipe"
+  "$SWEEP" "${LATE[@]}" --rank "$r" >"$WORK/late-$r.pipe" 2>/dev/null &
+  pid=$!
+  while IFS= read -r line; do
+    printf '%s\n' "$line"
+    [[ $line == *'"event":"sweep"'* ]] && kill -KILL "$pid"
+  done <"$WORK/late-$r.pipe" >"$WORK/late-$r.out"
+  wait "$pid" 2>/dev/null || true
+}
+doomed 2 & d3=$!
+doomed 3 & d4=$!
+for r in 0 1 4; do start_bg "late-$r" "$SWEEP" "${LATE[@]}" --rank "$r"; done
+wait "$d3" "$d4"
+: >"$WORK/late.jsonl"
+for r in 0 1 2 3 4; do
+  [ "$r" = 2 ] || [ "$r" = 3 ] || wait_bg "late-$r" 60 >/dev/null || true
+  sed "s/^/h$((r + 1)): /" "$WORK/late-$r.out" >>"$WORK/late.jsonl"
+done
+expect_rc 1 "report, h3 and h4 killed: their pairs fail (1)" "$SWEEP" report --outlier-factor 1000 -j "$WORK/late.jsonl"
+check "report: h1-h2 met in round 4 though h1 came later than its allowance" json_check "$LAST_OUT" \
+  '{(r["a"], r["b"]): r["state"] for r in d["results"] if r["state"] != "missing"} ==
+     {("h1", "h5"): "ok", ("h1", "h3"): "failed", ("h1", "h4"): "failed", ("h1", "h2"): "ok"}'
+"$SWEEP" report --outlier-factor 1000 "$WORK/late.jsonl" 2>/dev/null | grep '^failed:' | sed 's/^/    | /'
 
 # The host alone, as NHC runs it: one JSON line, the port Active, the
 # self-connection timed; the gauges beside it.

@@ -1,6 +1,7 @@
 // One process's part of the sweep: its pairs, round by round.
 #include "run.hpp"
 #include "multicast.hpp"
+#include "presence.hpp"
 #include "rounds.hpp"
 
 #include "fabric/cli/console.hpp"
@@ -16,14 +17,12 @@ using fabric::exit_code;
 
 namespace {
 
-/// How many timeouts late a peer may be (its earlier rounds' dead hosts).
-constexpr int max_late_rounds = 3;
-
 /// One pair: the server side listens and answers, the client side measures.
 /// Meeting the peer may take `late + 1` timeouts (it may still be waiting
-/// out a dead host in `late` earlier rounds); once they met, the pair has
-/// one timeout. `port_round` counts the rounds of earlier sweeps too, so
-/// that no two sweeps share a port.
+/// out a dead host in `late` earlier rounds), and longer while the peer
+/// says it is on its way (presence.hpp); once they met, the pair has one
+/// timeout. `port_round` counts the rounds of earlier sweeps too, so that
+/// no two sweeps share a port: it is the step the ranks tell each other.
 pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
                      int port_round, const pairing& p, int late) {
   const auto& r = opt.run;
@@ -38,10 +37,11 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   out.port = pair_port(r.port, static_cast<int>(where.hosts.size()), port_round, p);
   out.check = r.check;
   auto bounds = fabric::pair_bounds::from_now(r.pair_timeout() * (late + 1), r.pair_timeout(), r.each_wait());
+  int peer = serving ? p.client : p.server;
+  bounds.peer_on_its_way = peer_on_its_way(r, addrs[static_cast<std::size_t>(peer)], peer, port_round);
   auto t0 = fabric::clock::now();
   try {
-    run_check({r, serving, addrs[static_cast<std::size_t>(serving ? p.client : p.server)],
-               static_cast<std::uint16_t>(out.port), bounds},
+    run_check({r, serving, addrs[static_cast<std::size_t>(peer)], static_cast<std::uint16_t>(out.port), bounds},
               out);
     out.ok = true;
   } catch (const fabric::error& e) {
@@ -147,6 +147,10 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   rep.round_count = group ? 1 : static_cast<int>(schedule.size());
   rep.peers = planned_peers(schedule, where);
   con.set_role("rank");
+  // Where this rank is, for peers that wait for it: up before any peer may
+  // ask (the rounds start after the meeting below).
+  std::optional<presence> here;
+  if (!group) here.emplace(opt.run, where.rank);
 
   // Every rank meets rank 0 before the first round: however far apart the
   // launcher started them, the rounds start together, and a host that did
@@ -210,9 +214,11 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
       agreement met;
       for (auto& p : run_group(opt, where, addrs, rep.sweeps, met)) report_pair(std::move(p));
     }
-    for (int round = 0; !group && round < rep.round_count; ++round)
+    for (int round = 0; !group && round < rep.round_count; ++round) {
+      here->at(earlier_rounds + round);
       for (const auto& p : schedule[static_cast<std::size_t>(round)])
         meet(round, p, std::min(round + behind, max_late_rounds), false);
+    }
     // The outliers meet again, in extra rounds all ranks start together
     // from rank 0's answer. The report keeps the best of the meetings.
     if (!group && opt.run.retests > 0 && n >= 3) {
@@ -223,6 +229,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
       auto extra = pack_rounds(rep.agreed->retest);
       for (int attempt = 0; attempt < opt.run.retests; ++attempt)
         for (const auto& round : extra) {
+          here->at(earlier_rounds + rep.round_count + rep.retest_rounds);
           for (const auto& p : round) meet(rep.round_count + rep.retest_rounds, p, 1, true);
           ++rep.retest_rounds;
         }

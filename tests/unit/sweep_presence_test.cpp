@@ -1,0 +1,77 @@
+// fabric-sweep's word of where a rank is: its answer line read as untrusted,
+// and a rank's answerer asked over loopback TCP by a waiting peer's hook.
+#include "fabric-sweep/presence.hpp"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <string>
+
+namespace {
+
+/// A run whose answerers listen on loopback ports of their own for this
+/// test process (another run of the suite may be beside it).
+sweep::run_options loopback_run() {
+  sweep::run_options r;
+  r.port = 30000 + static_cast<int>(::getpid() % 20000);
+  r.timeout_ms = 2000;
+  return r;
+}
+
+}  // namespace
+
+TEST(sweep_presence, the_answer_names_the_rank_and_its_step_and_nothing_else_is_one) {
+  auto line = sweep::presence_line(3, 17);
+  EXPECT_EQ(line, "fabric-sweep 3 17\n");
+  EXPECT_EQ(sweep::read_presence(line.substr(0, line.size() - 1), 3), 17);
+  EXPECT_FALSE(sweep::read_presence("fabric-sweep 3 17", 4)) << "another rank's answer";
+  for (std::string lie : {"", "fabric-sweep", "fabric-sweep 3", "fabric-sweep 3 ", "fabric-sweep 3 -1",
+                          "fabric-sweep 3 17x", "fabric-sweep  3 17", "fabric-sweep 3 17 18", "fabric-sweepy 3 17",
+                          "fabric-sweep 3 99999999999999999999999", "fabric-sweep \xff\xfe 17", "rping 3 17"})
+    EXPECT_FALSE(sweep::read_presence(lie, 3)) << lie;
+}
+
+TEST(sweep_presence, each_rank_answers_on_a_port_of_its_own_above_the_run_port) {
+  EXPECT_EQ(sweep::presence_port(18515, 0), 18516);
+  EXPECT_EQ(sweep::presence_port(18515, 31), 18547);
+  EXPECT_FALSE(sweep::presence_port(65535, 0)) << "past the last port: the rank stays silent";
+  EXPECT_FALSE(sweep::presence_port(18515, -1));
+}
+
+TEST(sweep_presence, a_peer_behind_and_moving_is_on_its_way_one_past_the_pair_is_not) {
+  auto r = loopback_run();
+  sweep::presence peer(r, 2);
+  peer.at(5);
+  auto waiting_at_7 = sweep::peer_on_its_way(r, "127.0.0.1", 2, 7);
+  EXPECT_TRUE(waiting_at_7()) << "at an earlier round";
+  peer.at(6);
+  EXPECT_TRUE(waiting_at_7()) << "moved on, still before ours";
+  peer.at(7);
+  EXPECT_TRUE(waiting_at_7()) << "at our round: coming to the pair";
+  peer.at(8);
+  EXPECT_FALSE(waiting_at_7()) << "past our pair: it gave up on it";
+}
+
+TEST(sweep_presence, a_peer_stuck_at_one_round_is_waited_for_a_bounded_number_of_times) {
+  auto r = loopback_run();
+  sweep::presence peer(r, 1);
+  peer.at(3);
+  auto waiting = sweep::peer_on_its_way(r, "127.0.0.1", 1, 9);
+  int on_its_way = 0;
+  while (waiting() && on_its_way < 100) ++on_its_way;
+  EXPECT_EQ(on_its_way, sweep::max_late_rounds + 2);
+}
+
+TEST(sweep_presence, nobody_answering_there_is_no_word_of_the_peer) {
+  auto r = loopback_run();
+  EXPECT_FALSE(sweep::peer_on_its_way(r, "127.0.0.1", 7, 1)()) << "no answerer listens";
+  {
+    sweep::presence gone(r, 7);
+  }
+  EXPECT_FALSE(sweep::peer_on_its_way(r, "127.0.0.1", 7, 1)()) << "its answerer went with it";
+  sweep::presence other(r, 6);
+  // Port base + 1 + 6 asked as rank 5's: the answer is another rank's.
+  r.port += 1;
+  EXPECT_FALSE(sweep::peer_on_its_way(r, "127.0.0.1", 5, 1)());
+}

@@ -1,0 +1,148 @@
+// Where a rank is in its rounds: its answerer thread, and a waiting
+// peer's question.
+#include "presence.hpp"
+
+#include "fabric/base/error.hpp"
+#include "fabric/base/wait.hpp"
+
+#include <fmt/format.h>
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <csignal>
+#include <memory>
+
+namespace sweep {
+
+namespace {
+
+constexpr std::string_view word = "fabric-sweep";
+/// An answer is a few dozen bytes; more is not one.
+constexpr std::size_t max_answer = 64;
+/// The longest a question waits for its answer, whatever --timeout says.
+constexpr std::chrono::milliseconds max_question{5000};
+
+/// Reads a whole non-negative number, nothing else.
+template <class Int>
+std::optional<Int> whole_number(std::string_view text) {
+  Int v{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || v < 0) return std::nullopt;
+  return v;
+}
+
+/// Where the rank at `addr`:`port` is: its step, or nullopt when nothing
+/// listens there, it does not answer by `until`, or says something else.
+std::optional<long> ask(const std::string& addr, std::uint16_t port, int rank, const fabric::deadline& until) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return std::nullopt;
+  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
+  for (auto* ai = found; ai; ai = ai->ai_next) {
+    fabric::unique_fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    // Asked once: a refusal means nobody answers there.
+    if (!fd || fabric::connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until) != 0) continue;
+    std::string in;
+    try {
+      return read_presence(fabric::read_line(fd.get(), in, max_answer, until), rank);
+    } catch (const fabric::error& e) {
+      if (e.code() == fabric::exit_code::interrupted) throw;
+      return std::nullopt;  // silent (frozen), gone, or too long an answer
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::uint16_t> presence_port(int base, int rank) {
+  long port = static_cast<long>(base) + 1 + rank;
+  if (rank < 0 || port > 65535) return std::nullopt;
+  return static_cast<std::uint16_t>(port);
+}
+
+std::string presence_line(int rank, long step) { return fmt::format("{} {} {}\n", word, rank, step); }
+
+std::optional<long> read_presence(std::string_view line, int rank) {
+  if (!line.starts_with(word) || line.size() < word.size() + 1 || line[word.size()] != ' ') return std::nullopt;
+  line.remove_prefix(word.size() + 1);
+  auto space = line.find(' ');
+  if (space == std::string_view::npos) return std::nullopt;
+  auto who = whole_number<int>(line.substr(0, space));
+  if (!who || *who != rank) return std::nullopt;
+  return whole_number<long>(line.substr(space + 1));
+}
+
+presence::presence(const run_options& r, int rank) : rank_(rank) {
+  auto port = presence_port(r.port, rank);
+  if (!port) return;
+  try {
+    listener_ = fabric::listen_tcp(*port);
+  } catch (const fabric::error& e) {
+    if (e.code() == fabric::exit_code::interrupted) throw;
+    return;  // another program holds the port: this rank stays silent
+  }
+  wake_ = fabric::unique_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (!wake_) fabric::throw_errno(errno, "eventfd");
+  // Signals stay with the threads that handle them: the new thread starts
+  // with every signal blocked.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  thread_ = std::thread([this] { answer(); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+presence::~presence() {
+  if (!thread_.joinable()) return;
+  std::uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(wake_.get(), &one, sizeof one);
+  thread_.join();
+}
+
+void presence::answer() {
+  std::array<pollfd, 2> fds{{{listener_.get(), POLLIN, 0}, {wake_.get(), POLLIN, 0}}};
+  for (;;) {
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (fds[1].revents != 0) return;
+    if (fds[0].revents == 0) continue;
+    // Each asker gets the line at once and the connection closes: a flood
+    // of askers costs an accept and a send each, and nothing waits on one.
+    fabric::unique_fd fd(::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd) continue;
+    auto line = presence_line(rank_, step_.load(std::memory_order_relaxed));
+    [[maybe_unused]] auto sent = ::send(fd.get(), line.data(), line.size(), MSG_NOSIGNAL);
+  }
+}
+
+std::function<bool()> peer_on_its_way(const run_options& r, const std::string& addr, int rank, long step) {
+  auto port = presence_port(r.port, rank);
+  if (!port) return {};
+  auto each = std::min(r.each_wait(), max_question);
+  struct watch {
+    std::optional<long> last;
+    int stalls = 0;
+  };
+  // A peer waits out a dead host of its own for at most max_late_rounds + 1
+  // pair timeouts in one round, and asking comes once a pair timeout: more
+  // answers than that without a move, it is stuck.
+  constexpr int max_stalls = max_late_rounds + 2;
+  return [=, seen = std::make_shared<watch>()] {
+    auto at = ask(addr, *port, rank, fabric::deadline::after(each));
+    if (!at || *at > step) return false;
+    seen->stalls = seen->last == at ? seen->stalls + 1 : 0;
+    seen->last = at;
+    return seen->stalls < max_stalls;
+  };
+}
+
+}  // namespace sweep
