@@ -1,5 +1,6 @@
 #include "fabric/cli/cli.hpp"
 #include "fabric/cli/console.hpp"
+#include "fabric/base/text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
@@ -119,4 +120,14 @@ TEST(console, peer_bytes_are_made_safe_for_a_terminal) {
   EXPECT_EQ(fabric::printable("rdma-ping-0: XYZ[\\]^_`abc"), "rdma-ping-0: XYZ[\\]^_`abc");
   EXPECT_EQ(fabric::printable("a\x1b[2Jb\n\xff"), "a\\x1b[2Jb\\x0a\\xff");
   EXPECT_EQ(fabric::printable(std::string_view("\0z", 2)), "\\x00z");
+}
+
+TEST(text, a_whole_number_is_decimal_digits_alone_within_its_type) {
+  EXPECT_EQ(fabric::whole_number<int>("0"), 0);
+  EXPECT_EQ(fabric::whole_number<long>("0018515"), 18515);
+  EXPECT_EQ(fabric::whole_number<unsigned>("4294967295"), 4294967295U);
+  using namespace std::string_view_literals;
+  for (auto bad : {""sv, "-1"sv, "+1"sv, " 1"sv, "1 "sv, "1x"sv, "0x10"sv, "4294967296"sv, "\xff"sv, "1\0"sv})
+    EXPECT_FALSE(fabric::whole_number<unsigned>(bad)) << fabric::printable(bad);
+  EXPECT_FALSE(fabric::whole_number<int>("2147483648"));
 }

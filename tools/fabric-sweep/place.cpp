@@ -2,13 +2,13 @@
 // each host's RDMA address.
 #include "place.hpp"
 
+#include "fabric/base/text.hpp"
 #include "fabric/cli/console.hpp"
 #include "fabric/cli/hostlist.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -42,10 +42,8 @@ namespace {
 std::optional<int> number(const environment& env, const char* name) {
   auto it = env.find(name);
   if (it == env.end()) return std::nullopt;
-  int v = -1;
-  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-  if (ec != std::errc() || p != it->second.data() + it->second.size() || v < 0)
-    fabric::cli::usage_error(fmt::format("{}={}: not a number", name, fabric::printable(it->second)));
+  auto v = fabric::whole_number<int>(it->second);
+  if (!v) fabric::cli::usage_error(fmt::format("{}={}: not a number", name, fabric::printable(it->second)));
   return v;
 }
 

@@ -3,6 +3,7 @@
 #include "presence.hpp"
 
 #include "fabric/base/error.hpp"
+#include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
@@ -15,7 +16,6 @@
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <csignal>
 #include <memory>
 
@@ -28,15 +28,6 @@ constexpr std::string_view word = "fabric-sweep";
 constexpr std::size_t max_answer = 64;
 /// The longest a question waits for its answer, whatever --timeout says.
 constexpr std::chrono::milliseconds max_question{5000};
-
-/// Reads a whole non-negative number, nothing else.
-template <class Int>
-std::optional<Int> whole_number(std::string_view text) {
-  Int v{};
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || text.empty() || v < 0) return std::nullopt;
-  return v;
-}
 
 /// Where the rank at `addr`:`port` is: its step, or nullopt when nothing
 /// listens there, it does not answer by `until`, or says something else.
@@ -77,9 +68,9 @@ std::optional<long> read_presence(std::string_view line, int rank) {
   line.remove_prefix(word.size() + 1);
   auto space = line.find(' ');
   if (space == std::string_view::npos) return std::nullopt;
-  auto who = whole_number<int>(line.substr(0, space));
+  auto who = fabric::whole_number<int>(line.substr(0, space));
   if (!who || *who != rank) return std::nullopt;
-  return whole_number<long>(line.substr(space + 1));
+  return fabric::whole_number<long>(line.substr(space + 1));
 }
 
 presence::presence(const run_options& r, int rank) : rank_(rank) {

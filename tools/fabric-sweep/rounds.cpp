@@ -4,12 +4,12 @@
 // of a --pairs file.
 #include "rounds.hpp"
 
+#include "fabric/base/text.hpp"
 #include "fabric/cli/console.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 #include <fstream>
 #include <map>
 #include <set>
@@ -97,9 +97,10 @@ std::vector<std::vector<pairing>> rounds_from_file(std::string_view text, std::s
     if (w.size() != 2 && w.size() != 3) bad_line(name, at, "expected 'HOST HOST' or 'ROUND HOST HOST'");
     long round = 0;
     if (w.size() == 3) {
-      auto [p, ec] = std::from_chars(w[0].data(), w[0].data() + w[0].size(), round);
-      if (ec != std::errc() || p != w[0].data() + w[0].size() || round < 1 || round > 1'000'000)
+      auto number = fabric::whole_number<long>(w[0]);
+      if (!number || *number < 1 || *number > 1'000'000)
         bad_line(name, at, fmt::format("'{}' is not a round number (1 to 1000000)", fabric::printable(w[0])));
+      round = *number;
     }
     if (!with_rounds) with_rounds = w.size() == 3;
     if (*with_rounds != (w.size() == 3))

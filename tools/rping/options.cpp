@@ -4,13 +4,13 @@
 
 #include "protocol.hpp"
 
+#include "fabric/base/text.hpp"
 #include "fabric/cli/completion.hpp"
 #include "fabric/cli/json_values.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <charconv>
 
 namespace rping {
 
@@ -45,11 +45,10 @@ void add_options(CLI::App& app, options& opt) {
              opt.retry_ms = default_retry_ms;
              return;
            }
-           int ms = 0;
-           auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), ms);
-           if (ec != std::errc{} || end != v.data() + v.size() || ms < 0 || ms > 86'400'000)
+           auto ms = fabric::whole_number<int>(v);
+           if (!ms || *ms > 86'400'000)
              throw CLI::ValidationError("--retry", fmt::format("'{}': milliseconds must be 0-86400000", fabric::printable(v)));
-           opt.retry_ms = ms;
+           opt.retry_ms = *ms;
          },
          fmt::format("Client: retry connecting for MS milliseconds (default {}) while no server answers",
                      default_retry_ms))

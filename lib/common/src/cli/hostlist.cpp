@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
 
 namespace fabric {
 
@@ -31,15 +30,10 @@ std::vector<std::string> expand_ranges(std::string_view whole, std::string_view 
     auto dash = item.find('-');
     auto lo_text = item.substr(0, dash);
     auto hi_text = dash == std::string_view::npos ? lo_text : item.substr(dash + 1);
-    unsigned long lo = 0, hi = 0;
-    auto number = [&](std::string_view t, unsigned long& v) {
-      auto [p, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
-      return !t.empty() && ec == std::errc() && p == t.data() + t.size();
-    };
-    if (!number(lo_text, lo) || !number(hi_text, hi) || hi < lo)
-      bad(whole, fmt::format("'{}' is not N or N-M with N <= M", printable(item)));
-    if (hi - lo >= room - std::min(room, out.size())) bad(whole, "more names than a host list may hold");
-    for (auto v = lo; v <= hi; ++v) out.push_back(fmt::format("{:0{}}", v, lo_text.size()));
+    auto lo = whole_number<unsigned long>(lo_text), hi = whole_number<unsigned long>(hi_text);
+    if (!lo || !hi || *hi < *lo) bad(whole, fmt::format("'{}' is not N or N-M with N <= M", printable(item)));
+    if (*hi - *lo >= room - std::min(room, out.size())) bad(whole, "more names than a host list may hold");
+    for (auto v = *lo; v <= *hi; ++v) out.push_back(fmt::format("{:0{}}", v, lo_text.size()));
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }

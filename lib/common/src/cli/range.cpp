@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 
 namespace fabric {
 
@@ -16,11 +15,9 @@ namespace {
 }
 
 unsigned parse_number(std::string_view text, std::string_view digits) {
-  unsigned v = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-    bad_range(text, fmt::format("'{}' is not a decimal number", printable(digits)));
-  return v;
+  auto v = whole_number<unsigned>(digits);
+  if (!v) bad_range(text, fmt::format("'{}' is not a decimal number", printable(digits)));
+  return *v;
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 /// Text that reaches a terminal: bytes from a peer or the user made safe
 /// to print.
 
+#include <charconv>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -13,5 +15,16 @@ namespace fabric {
 /// (options, file and host names, peer data) passes it through this; the
 /// result is printable, so escaping twice changes nothing.
 std::string printable(std::string_view bytes);
+
+/// A whole number in decimal digits and nothing else (no sign, no space,
+/// nothing after it) that `Int` holds; nullopt for any other text.
+template <class Int>
+std::optional<Int> whole_number(std::string_view text) noexcept {
+  if (text.empty() || text.front() < '0' || text.front() > '9') return std::nullopt;
+  Int v{};
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return v;
+}
 
 }  // namespace fabric
