@@ -4,11 +4,9 @@
 
 #include "fabric/base/error.hpp"
 #include "fabric/base/text.hpp"
-#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 
-#include <netdb.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -32,25 +30,15 @@ constexpr std::chrono::milliseconds max_question{5000};
 /// Where the rank at `addr`:`port` is: its step, or nullopt when nothing
 /// listens there, it does not answer by `until`, or says something else.
 std::optional<long> ask(const std::string& addr, std::uint16_t port, int rank, const fabric::deadline& until) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (::getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return std::nullopt;
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
-  for (auto* ai = found; ai; ai = ai->ai_next) {
-    fabric::unique_fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  try {
     // Asked once: a refusal means nobody answers there.
-    if (!fd || fabric::connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until) != 0) continue;
+    auto fd = fabric::dial_tcp_once(addr, port, until);
     std::string in;
-    try {
-      return read_presence(fabric::read_line(fd.get(), in, max_answer, until), rank);
-    } catch (const fabric::error& e) {
-      if (e.code() == fabric::exit_code::interrupted) throw;
-      return std::nullopt;  // silent (frozen), gone, or too long an answer
-    }
+    return read_presence(fabric::read_line(fd.get(), in, max_answer, until), rank);
+  } catch (const fabric::error& e) {
+    if (e.code() == fabric::exit_code::interrupted) throw;
+    return std::nullopt;  // not listening, silent (frozen), gone, or too long an answer
   }
-  return std::nullopt;
 }
 
 }  // namespace

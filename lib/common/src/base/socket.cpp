@@ -135,7 +135,11 @@ unique_fd listen_tcp(std::uint16_t port) {
   throw error(exit_code::system, fmt::format("cannot listen on TCP port {}: {}", port, std::strerror(last)));
 }
 
-unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& until) {
+namespace {
+
+using addresses = std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)>;
+
+addresses stream_addresses(const std::string& host, std::uint16_t port) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -143,18 +147,31 @@ unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& 
   auto service = std::to_string(port);
   if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
     throw error(exit_code::resolve_failed, fmt::format("{}: {}", host, ::gai_strerror(rc)));
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, ::freeaddrinfo);
-  return dial_until_listening(until, [&] {
-    int err = ECONNREFUSED;
-    for (auto* ai = found; ai; ai = ai->ai_next) {
-      unique_fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-      if (!fd) continue;
-      err = connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until);
-      if (err == 0) return fd;
-    }
-    if (err == ETIMEDOUT) throw error(exit_code::timeout, fmt::format("{} port {}: no answer in time", host, port));
-    throw error(exit_code::connect_failed, fmt::format("{} port {}: {}", host, port, std::strerror(err)));
-  });
+  return {found, ::freeaddrinfo};
+}
+
+/// One try at each of `found`, in order.
+unique_fd connect_first(const addrinfo* found, const std::string& host, std::uint16_t port, const deadline& until) {
+  int err = ECONNREFUSED;
+  for (const auto* ai = found; ai; ai = ai->ai_next) {
+    unique_fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) continue;
+    err = connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until);
+    if (err == 0) return fd;
+  }
+  if (err == ETIMEDOUT) throw error(exit_code::timeout, fmt::format("{} port {}: no answer in time", host, port));
+  throw error(exit_code::connect_failed, fmt::format("{} port {}: {}", host, port, std::strerror(err)));
+}
+
+}  // namespace
+
+unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& until) {
+  auto found = stream_addresses(host, port);
+  return dial_until_listening(until, [&] { return connect_first(found.get(), host, port, until); });
+}
+
+unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadline& until) {
+  return connect_first(stream_addresses(host, port).get(), host, port, until);
 }
 
 void send_all(int fd, std::string_view text, const deadline& until) {

@@ -61,6 +61,9 @@ unique_fd listen_tcp(std::uint16_t port);
 /// error(resolve_failed), error(timeout), or error(connect_failed).
 unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& until);
 
+/// The same, dialled once: a refusal is the answer (nobody listens there).
+unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadline& until);
+
 /// Sends all of `text` on a non-blocking socket before `until`; throws
 /// error(timeout), or error(connect_failed) when the peer went away.
 void send_all(int fd, std::string_view text, const deadline& until);
