@@ -84,22 +84,18 @@ struct pair_bounds {
 /// made again then.
 template <class Dial>
 auto dial_to_meet(const pair_bounds& bounds, Dial&& dial) {
-  deadline until = bounds.meet;
-  for (;;) {
+  for (deadline until = bounds.meet;;) {
     try {
-      return dial(bounds.meeting_until(until));
+      return dial_until_listening(until, [&] { return dial(bounds.meeting_until(until)); });
     } catch (const error& e) {
       bool cut_short = e.code() == exit_code::timeout && until.expired();
-      if (!not_listening_yet(e) && !cut_short) throw;
-      if (until.expired()) {
-        auto later = bounds.later_meeting();
-        // A step cut short says so: its own wait was not what ran out.
-        if (!later && cut_short) throw error(e.code(), std::string(e.what()) + " (the time to meet the peer ran out)");
-        if (!later) throw;
-        until = *later;
-      }
+      if (!until.expired() || (!not_listening_yet(e) && !cut_short)) throw;
+      auto later = bounds.later_meeting();
+      // A step cut short says so: its own wait was not what ran out.
+      if (!later && cut_short) throw error(e.code(), std::string(e.what()) + " (the time to meet the peer ran out)");
+      if (!later) throw;
+      until = *later;
     }
-    wait_readable(-1, deadline::after(redial_interval).min(until));
   }
 }
 
