@@ -100,6 +100,16 @@ TEST(pair_bounds, a_dial_the_meetings_deadline_cut_short_is_made_again_while_the
   EXPECT_EQ(dials, 2) << "dialled again in the later meeting, until it too was over";
 }
 
+TEST(pair_bounds, a_request_sent_as_the_meeting_ends_waits_for_its_answer_one_timeout) {
+  // The peer may hold the request already: giving it up would fail its accept.
+  auto bounds = fabric::pair_bounds::from_now(20ms, 1h, 200ms);
+  fabric::wait_readable(-1, bounds.meet);
+  EXPECT_EQ(bounds.meeting_until(bounds.meet).next().poll_timeout(), 0) << "the meeting's own waits are over";
+  auto answer_by = bounds.answer().next();
+  EXPECT_GT(answer_by.poll_timeout(), 150);
+  EXPECT_LE(answer_by.poll_timeout(), 200);
+}
+
 TEST(pair_bounds, without_word_of_the_peer_the_meetings_deadline_stands_and_other_errors_at_once) {
   auto bounds = fabric::pair_bounds::from_now(20ms, 1h, 20ms);
   auto nobody_listens = [](const wait_limit&) -> int { throw fabric::error(fabric::exit_code::connect_failed, "rejected"); };

@@ -323,7 +323,7 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
     h.bidirectional = plan.bidirectional;
     h.count = plan.count;
     h.duration_ms = static_cast<std::uint32_t>(plan.duration.count());
-    out.reply = connect_rc(out.c, meeting.next(), encode_request(h));
+    out.reply = connect_rc(out.c, bounds.answer().next(), encode_request(h));
     return out;
   });
   auto work = bounds.work_from_now();

@@ -61,9 +61,10 @@ struct ud_client {
   ud_destination server;             // destroyed before the endpoint's PD
 };
 
-/// One SIDR exchange: resolves, creates the endpoint, and asks the server.
-/// A server that does not listen yet throws error(connect_failed).
-std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_limit& limit) {
+/// One SIDR exchange: resolves, creates the endpoint, and asks the server,
+/// waiting for its answer as long as `answer` allows. A server that does
+/// not listen yet throws error(connect_failed).
+std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_limit& limit, const wait_limit& answer) {
   addr_query q;
   q.node = plan.addr;
   q.service = std::to_string(plan.port);
@@ -82,8 +83,8 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_li
   rdma_conn_param param{};
   std::string what = fmt::format("the UD server at {} port {}", printable(plan.addr), plan.port);
   check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", printable(plan.addr)));
-  for (;;) {
-    auto ev = c->channel.next(limit.next());
+  for (auto answer_by = answer.next();;) {
+    auto ev = c->channel.next(answer_by);
     if (!ev) throw error(exit_code::timeout, fmt::format("no answer from {} in time", what));
     if (ev->type() == RDMA_CM_EVENT_ESTABLISHED) {
       const auto& ud = ev->ud();
@@ -200,7 +201,7 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
 
 datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
   auto t0 = clock::now();
-  auto c = dial_to_meet(bounds, [&](const wait_limit& meeting) { return connect_once(plan, meeting); });
+  auto c = dial_to_meet(bounds, [&](const wait_limit& meeting) { return connect_once(plan, meeting, bounds.answer()); });
   auto work = bounds.work_from_now();
   datagram_outcome out;
   out.connect_us = us_since(t0);

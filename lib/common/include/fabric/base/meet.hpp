@@ -69,6 +69,12 @@ struct pair_bounds {
   /// The waits of the work, for a caller that just met its peer: each at
   /// most `each`, all within `work` from now.
   [[nodiscard]] wait_limit work_from_now() const { return wait_limit(each).until(deadline::after(work)); }
+  /// The wait for the answer to a connection request sent while meeting:
+  /// `each` in full, however close the meeting's deadline. The peer may
+  /// hold the request already, about to accept it; given up, its accept
+  /// fails (the request is dead in its hands) while this side dials again,
+  /// and the pair fails on both sides.
+  [[nodiscard]] wait_limit answer() const { return wait_limit(each); }
   /// The meeting's next deadline once the last one passed: another `work`
   /// when the peer is on its way, nullopt when the deadline stands.
   [[nodiscard]] std::optional<deadline> later_meeting() const {
@@ -78,8 +84,9 @@ struct pair_bounds {
 };
 
 /// Meets a peer that listens, as dial_until_listening does, within the
-/// meeting's bounds: `dial(meeting)` is handed the waits of the meeting,
-/// and the meeting's deadline moves on while the peer is on its way
+/// meeting's bounds: `dial(meeting)` is handed the waits of the meeting
+/// (its request's answer waits pair_bounds::answer), and the meeting's
+/// deadline moves on while the peer is on its way
 /// (pair_bounds::peer_on_its_way); a dial that the deadline cut short is
 /// made again then.
 template <class Dial>
