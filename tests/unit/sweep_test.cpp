@@ -8,6 +8,7 @@
 #include "fabric-sweep/rounds.hpp"
 
 #include "fabric/base/error.hpp"
+#include "fabric/base/meet.hpp"
 
 #include "parse_options.hpp"
 
@@ -165,6 +166,19 @@ TEST(sweep_schedule, ports_of_a_big_fleet_stay_in_range_and_apart) {
   }
   // So many hosts that not even a few rounds fit above the port.
   EXPECT_LT(sweep::port_cycle(65000, 2000), 6);
+}
+
+TEST(sweep_schedule, a_pairs_key_names_its_step_and_ranks_and_fits_beside_a_bandwidth_request) {
+  auto key = sweep::pair_key(12, {3, 70000, 0});
+  ASSERT_LE(key.size(), fabric::max_key_bytes);
+  auto byte = [&](std::size_t i) { return std::to_integer<int>(key[i]); };
+  EXPECT_EQ(std::string({char(byte(0)), char(byte(1)), char(byte(2)), char(byte(3))}), "FSWP");
+  EXPECT_EQ(byte(7), 12);
+  EXPECT_EQ((byte(13) << 16) | (byte(14) << 8) | byte(15), 70000);
+  // Another step, another pair of the step, the pair's two sides swapped: another key.
+  std::set<std::vector<std::byte>> keys{key, sweep::pair_key(13, {3, 70000, 0}), sweep::pair_key(12, {3, 4, 0}),
+                                        sweep::pair_key(12, {70000, 3, 0})};
+  EXPECT_EQ(keys.size(), 4u);
 }
 
 /// A latency check's outliers by the factor, and the fleet's spread.

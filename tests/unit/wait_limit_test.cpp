@@ -110,6 +110,22 @@ TEST(pair_bounds, a_request_sent_as_the_meeting_ends_waits_for_its_answer_one_ti
   EXPECT_LE(answer_by.poll_timeout(), 200);
 }
 
+TEST(pair_bounds, a_request_is_the_peers_when_its_private_data_starts_with_the_key) {
+  auto bytes = [](std::string_view s) {
+    std::vector<std::byte> out;
+    for (char c : s) out.push_back(static_cast<std::byte>(c));
+    return out;
+  };
+  auto key = bytes("FSWP0001");
+  EXPECT_TRUE(fabric::carries_key(bytes("FSWP0001"), key));
+  EXPECT_TRUE(fabric::carries_key(bytes("FSWP0001 and the plan"), key));
+  EXPECT_FALSE(fabric::carries_key(bytes("FSWP0002 and the plan"), key)) << "another pair's";
+  EXPECT_FALSE(fabric::carries_key(bytes("FSWP"), key)) << "too short";
+  EXPECT_FALSE(fabric::carries_key(std::vector<std::byte>(56), key)) << "a stranger's: no private data, zeros";
+  EXPECT_TRUE(fabric::carries_key(std::vector<std::byte>(56), {})) << "no key: any request";
+  EXPECT_TRUE(fabric::carries_key({}, {}));
+}
+
 TEST(pair_bounds, without_word_of_the_peer_the_meetings_deadline_stands_and_other_errors_at_once) {
   auto bounds = fabric::pair_bounds::from_now(20ms, 1h, 20ms);
   auto nobody_listens = [](const wait_limit&) -> int { throw fabric::error(fabric::exit_code::connect_failed, "rejected"); };

@@ -4,12 +4,14 @@
 // of a --pairs file.
 #include "rounds.hpp"
 
+#include "fabric/base/big_endian.hpp"
 #include "fabric/base/text.hpp"
 #include "fabric/cli/console.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <map>
 #include <set>
@@ -153,6 +155,16 @@ std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place&
     fabric::cli::usage_error(fmt::format("--pairs {}: cannot read it", fabric::printable(r.pairs_file)));
   }
   return rounds_from_file(text, r.pairs_file, where.hosts);
+}
+
+std::vector<std::byte> pair_key(int step, const pairing& p) {
+  std::array<std::uint8_t, 16> bytes{'F', 'S', 'W', 'P'};
+  fabric::big_endian::store_be32(bytes.data() + 4, static_cast<std::uint32_t>(step));
+  fabric::big_endian::store_be32(bytes.data() + 8, static_cast<std::uint32_t>(p.server));
+  fabric::big_endian::store_be32(bytes.data() + 12, static_cast<std::uint32_t>(p.client));
+  std::vector<std::byte> key(bytes.size());
+  std::transform(bytes.begin(), bytes.end(), key.begin(), [](std::uint8_t b) { return std::byte{b}; });
+  return key;
 }
 
 int port_cycle(int base, int n) { return (65536 - base) / std::max(1, n / 2); }

@@ -6,6 +6,7 @@
 #include "options.hpp"
 #include "place.hpp"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,6 +51,11 @@ std::vector<std::vector<pairing>> rounds_from_file(std::string_view text, std::s
 int pair_port(int base, int n, int round, const pairing& p);
 /// Rounds apart before a pair's port comes round again.
 int port_cycle(int base, int n);
+/// What the client of a pair's check puts ahead of its connection request
+/// and the server requires (fabric::pair_bounds::key): "FSWP", the step
+/// (round) and the two ranks, so that a stranger dialling the port, or a
+/// rank of another pair or step, is refused and the meeting goes on.
+std::vector<std::byte> pair_key(int step, const pairing& p);
 
 /// The schedule of this run's rounds: every pair, --quick's one round, or
 /// the --pairs file's rounds.

@@ -39,6 +39,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   auto bounds = fabric::pair_bounds::from_now(r.pair_timeout() * (late + 1), r.pair_timeout(), r.each_wait());
   int peer = serving ? p.client : p.server;
   bounds.peer_on_its_way = peer_on_its_way(r, addrs[static_cast<std::size_t>(peer)], peer, port_round);
+  bounds.key = pair_key(port_round, p);
   auto t0 = fabric::clock::now();
   try {
     run_check({r, serving, addrs[static_cast<std::size_t>(peer)], static_cast<std::uint16_t>(out.port), bounds},

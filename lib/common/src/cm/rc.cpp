@@ -11,6 +11,10 @@ namespace fabric {
 
 namespace {
 
+error no_request_in_time(std::string_view who) {
+  return error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", who, event_name(RDMA_CM_EVENT_CONNECT_REQUEST)));
+}
+
 ibv_qp_init_attr rc_init_attr(ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg) {
   ibv_qp_init_attr attr{};
   attr.qp_type = IBV_QPT_RC;
@@ -139,10 +143,12 @@ std::vector<std::byte> connect_rc(rc_client& c, const deadline& until, std::span
 }
 
 std::vector<std::byte> private_data_of(const cm_event& ev) {
-  const auto& conn = ev.conn();
-  if (!conn.private_data || conn.private_data_len == 0) return {};
-  const auto* p = static_cast<const std::byte*>(conn.private_data);
-  return {p, p + conn.private_data_len};
+  bool ud = ev.id() && ev.id()->ps == RDMA_PS_UDP;
+  const void* data = ud ? ev.ud().private_data : ev.conn().private_data;
+  std::uint8_t len = ud ? ev.ud().private_data_len : ev.conn().private_data_len;
+  if (!data || len == 0) return {};
+  const auto* p = static_cast<const std::byte*>(data);
+  return {p, p + len};
 }
 
 cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog) {
@@ -174,16 +180,32 @@ server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_po
   cm_id listener = listen_on(channel, addr, port, ps, 1);
   // The meeting's deadline moves on while the client is on its way.
   for (auto until = bounds.meet;;) {
-    if (auto request = channel.next(until)) {
-      if (request->type() != RDMA_CM_EVENT_CONNECT_REQUEST || request->status() != 0) throw event_error(*request, who);
+    if (auto request = next_request(channel, until, bounds.key, who)) {
       auto met = clock::now();
       return {std::move(channel), std::move(listener), std::move(*request), met, bounds.work_from_now()};
     }
     auto later = bounds.later_meeting();
-    if (!later)
-      throw error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", who, event_name(RDMA_CM_EVENT_CONNECT_REQUEST)));
+    if (!later) throw no_request_in_time(who);
     until = *later;
   }
+}
+
+std::optional<cm_event> next_request(cm_channel& channel, const deadline& until, std::span<const std::byte> key,
+                                     std::string_view who) {
+  while (auto request = channel.next(until)) {
+    if (request->type() != RDMA_CM_EVENT_CONNECT_REQUEST || request->status() != 0) throw event_error(*request, who);
+    if (carries_key(private_data_of(*request), key)) return request;
+    cm_id stranger(request->id());
+    request->reset();
+    rdma_reject(stranger.get(), nullptr, 0);
+  }
+  return std::nullopt;
+}
+
+cm_event expect_request(cm_channel& channel, const deadline& until, std::span<const std::byte> key, std::string_view who) {
+  auto request = next_request(channel, until, key, who);
+  if (!request) throw no_request_in_time(who);
+  return std::move(*request);
 }
 
 std::optional<std::size_t> wait_unless_peer_left(event_cq& cq, std::span<ibv_wc> out, cm_channel& channel,

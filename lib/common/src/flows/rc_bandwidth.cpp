@@ -270,7 +270,9 @@ both_ways exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::
 
 bandwidth_outcome serve_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds) {
   auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds, fmt::format("a client on port {}", plan.port));
-  auto asked = decode_request(private_data_of(m.request));
+  // The request carries the meeting's key (await_client saw it), then the plan.
+  auto request = private_data_of(m.request);
+  auto asked = decode_request(std::span<const std::byte>(request).subspan(bounds.key.size()));
   cm_id id = m.take_client();
   bandwidth_outcome out;
   out.peer = peer_name(id.get());
@@ -323,7 +325,10 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
     h.bidirectional = plan.bidirectional;
     h.count = plan.count;
     h.duration_ms = static_cast<std::uint32_t>(plan.duration.count());
-    out.reply = connect_rc(out.c, bounds.answer().next(), encode_request(h));
+    auto request = bounds.key;
+    auto plan_bytes = encode_request(h);
+    request.insert(request.end(), plan_bytes.begin(), plan_bytes.end());
+    out.reply = connect_rc(out.c, bounds.answer().next(), request);
     return out;
   });
   auto work = bounds.work_from_now();

@@ -20,11 +20,12 @@ rc_config setup_config() {
 /// One connection of the client, from its id's creation to ESTABLISHED;
 /// then it is disconnected and torn down before the next one starts.
 /// `replies` bounds the waits for the peer's answers, to the request and
-/// to the disconnection; `limit` the rest.
-double connect_once(const connect_plan& plan, const wait_limit& limit, const wait_limit& replies, std::string& peer) {
+/// to the disconnection; `limit` the rest. The request carries `key`.
+double connect_once(const connect_plan& plan, const wait_limit& limit, const wait_limit& replies,
+                    std::span<const std::byte> key, std::string& peer) {
   auto t0 = clock::now();
   rc_client c = prepare_rc_client({plan.addr, "", plan.port}, setup_config(), limit);
-  connect_rc(c, replies.next());
+  connect_rc(c, replies.next(), key);
   double setup_us = us_since(t0);
   peer = peer_name(c.id.get());
   check_rc(rdma_disconnect(c.id.get()), "rdma_disconnect");
@@ -42,7 +43,7 @@ connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& 
   connect_outcome out;
   for (std::uint64_t i = 0; i < plan.count; ++i) {
     auto request = i == 0 ? std::move(m.request)
-                          : channel.expect(RDMA_CM_EVENT_CONNECT_REQUEST, m.work.next(),
+                          : expect_request(channel, m.work.next(), bounds.key,
                                            fmt::format("connection {} of {} on port {}", i + 1, plan.count, plan.port));
     cm_id id(request.id());
     request.reset();
@@ -64,13 +65,13 @@ connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bo
   // yet; its time counts from the attempt that got through.
   out.setup.add(dial_to_meet(bounds, [&](const wait_limit& meeting) {
     t0 = clock::now();
-    return connect_once(plan, meeting, bounds.answer(), out.peer);
+    return connect_once(plan, meeting, bounds.answer(), bounds.key, out.peer);
   }));
   ++out.connected;
   // Once a connection was made, a refusal is the answer.
   auto work = bounds.work_from_now();
   for (std::uint64_t i = 1; i < plan.count; ++i) {
-    out.setup.add(connect_once(plan, work, work, out.peer));
+    out.setup.add(connect_once(plan, work, work, bounds.key, out.peer));
     ++out.connected;
   }
   out.elapsed_us = us_since(t0);

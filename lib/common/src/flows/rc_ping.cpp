@@ -122,7 +122,7 @@ ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
     connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), meeting), {}};
     out.buf = registered_buffer(out.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
     post_recv(*out.c.endpoint, out.buf, plan.size);
-    connect_rc(out.c, bounds.answer().next());
+    connect_rc(out.c, bounds.answer().next(), bounds.key);
     return out;
   });
   auto work = bounds.work_from_now();

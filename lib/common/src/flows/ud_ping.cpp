@@ -61,10 +61,12 @@ struct ud_client {
   ud_destination server;             // destroyed before the endpoint's PD
 };
 
-/// One SIDR exchange: resolves, creates the endpoint, and asks the server,
-/// waiting for its answer as long as `answer` allows. A server that does
-/// not listen yet throws error(connect_failed).
-std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_limit& limit, const wait_limit& answer) {
+/// One SIDR exchange: resolves, creates the endpoint, and asks the server
+/// (the request carrying `key`), waiting for its answer as long as
+/// `answer` allows. A server that does not listen yet throws
+/// error(connect_failed).
+std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_limit& limit, const wait_limit& answer,
+                                        std::span<const std::byte> key) {
   addr_query q;
   q.node = plan.addr;
   q.service = std::to_string(plan.port);
@@ -81,6 +83,8 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_li
   c->ep = std::make_unique<ud_endpoint>(c->id.get(), ud_config{.size = datagram_bytes(plan), .send_depth = 1, .recv_depth = recv_slots});
   c->ep->post_recvs(recv_slots);
   rdma_conn_param param{};
+  param.private_data = key.data();
+  param.private_data_len = static_cast<std::uint8_t>(key.size());
   std::string what = fmt::format("the UD server at {} port {}", printable(plan.addr), plan.port);
   check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", printable(plan.addr)));
   for (auto answer_by = answer.next();;) {
@@ -201,7 +205,9 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
 
 datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
   auto t0 = clock::now();
-  auto c = dial_to_meet(bounds, [&](const wait_limit& meeting) { return connect_once(plan, meeting, bounds.answer()); });
+  auto c = dial_to_meet(bounds, [&](const wait_limit& meeting) {
+    return connect_once(plan, meeting, bounds.answer(), bounds.key);
+  });
   auto work = bounds.work_from_now();
   datagram_outcome out;
   out.connect_us = us_since(t0);

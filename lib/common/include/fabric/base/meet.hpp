@@ -8,16 +8,30 @@
 #include "fabric/base/wait.hpp"
 #include "fabric/base/wait_limit.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace fabric {
 
 /// How long a client waits before it dials again a peer that did not listen yet.
 inline constexpr std::chrono::milliseconds redial_interval{50};
+
+/// The longest pair_bounds::key: a bandwidth check's request carries 36
+/// bytes of its own after it, of the 56 an RC connection request may carry.
+inline constexpr std::size_t max_key_bytes = 20;
+
+/// Whether a connection request's private data starts with `key` (any
+/// request does, for an empty key).
+inline bool carries_key(std::span<const std::byte> private_data, std::span<const std::byte> key) noexcept {
+  return private_data.size() >= key.size() && std::equal(key.begin(), key.end(), private_data.begin());
+}
 
 /// Whether an error means only that nothing listens there yet: a
 /// rejection, an unreachable port, a refused connection.
@@ -56,12 +70,17 @@ struct pair_bounds {
   /// peer of its own), and the meeting then waits another `work`. Unset,
   /// or false, the deadline stands.
   std::function<bool()> peer_on_its_way;
+  /// What the client's connection request carries ahead of its own
+  /// private data (at most max_key_bytes), and what the server requires
+  /// of a request: one without it, a stranger dialling the port, is
+  /// refused and the meeting goes on. Empty: any request is the peer's.
+  std::vector<std::byte> key;
 
   /// The bounds from now: meet within `meet_within`, then `work`, each
   /// wait at most `each`.
   static pair_bounds from_now(std::chrono::milliseconds meet_within, std::chrono::milliseconds work,
                               std::chrono::milliseconds each) {
-    return {deadline::after(meet_within), work, each, {}};
+    return {deadline::after(meet_within), work, each, {}, {}};
   }
   /// The waits of a meeting that ends by `until` (`meet`, or a later
   /// deadline of the meeting): each at most `each`.

@@ -141,11 +141,22 @@ struct server_meeting {
   cm_id take_client();
 };
 
-/// Listens and waits for the client of a check; throws error(timeout)
-/// naming `who` ("a client on port 18515") when none came by bounds.meet
-/// and the client is not on its way (pair_bounds::peer_on_its_way).
+/// Listens and waits for the client of a check, whose request carries
+/// bounds.key (next_request); throws error(timeout) naming `who` ("a
+/// client on port 18515") when none came by bounds.meet and the client is
+/// not on its way (pair_bounds::peer_on_its_way).
 server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_port_space ps, const pair_bounds& bounds,
                             std::string_view who);
+
+/// The next connection request on `channel` by `until` whose private data
+/// starts with `key` (pair_bounds::key); any other request, a stranger's,
+/// is refused on the way. nullopt when none came in time; any other event
+/// is an error of `who`.
+std::optional<cm_event> next_request(cm_channel& channel, const deadline& until, std::span<const std::byte> key,
+                                     std::string_view who);
+/// next_request for a request that must come: throws error(timeout)
+/// naming `who` when none came by `until`.
+cm_event expect_request(cm_channel& channel, const deadline& until, std::span<const std::byte> key, std::string_view who);
 
 /// Binds a new id of port space `ps` to a resolved local address (port
 /// included) and listens; `backlog` 0 takes the kernel's default.
