@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <fstream>
 #include <map>
 #include <set>
@@ -158,12 +157,12 @@ std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place&
 }
 
 std::vector<std::byte> pair_key(int step, const pairing& p) {
-  std::array<std::uint8_t, 16> bytes{'F', 'S', 'W', 'P'};
-  fabric::big_endian::store_be32(bytes.data() + 4, static_cast<std::uint32_t>(step));
-  fabric::big_endian::store_be32(bytes.data() + 8, static_cast<std::uint32_t>(p.server));
-  fabric::big_endian::store_be32(bytes.data() + 12, static_cast<std::uint32_t>(p.client));
-  std::vector<std::byte> key(bytes.size());
-  std::transform(bytes.begin(), bytes.end(), key.begin(), [](std::uint8_t b) { return std::byte{b}; });
+  std::vector<std::byte> key(16);
+  auto* b = reinterpret_cast<std::uint8_t*>(key.data());
+  std::copy_n("FSWP", 4, b);
+  fabric::big_endian::store_be32(b + 4, static_cast<std::uint32_t>(step));
+  fabric::big_endian::store_be32(b + 8, static_cast<std::uint32_t>(p.server));
+  fabric::big_endian::store_be32(b + 12, static_cast<std::uint32_t>(p.client));
   return key;
 }
 
