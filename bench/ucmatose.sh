@@ -111,3 +111,40 @@ for c in 100 500; do
     END {printf "ucmatose: -c %d with the client'"'"'s start-up counted: ours / rdma-core = %.2f (median of %d rounds)\n",
                 c, a[int((NR + 1) / 2)], NR}'
 done
+
+# What a connection costs in system calls, whole run (start-up, setup, one
+# message each way, teardown), each tool against its own server: the calls
+# of -c 500 less those of -c 100, over 400, counted by strace -c (counts,
+# not time: strace slows a run down). Setting a connection up through
+# librdmacm costs both tools the same calls, and librdmacm adds queries of
+# its own to the events (the request's address, GID and path; the resolved
+# address; the route's path). What rdma-core's makes per connection and
+# ours does not is a PD, two CQs and an MR (ioctls, and mmaps of the rxe
+# queues): ours shares them; its QPs it makes too, but ahead of the setup.
+# calls SERVER_BIN CLIENT_BIN CONNECTIONS: "client server" calls by kind.
+calls() {
+  local srv=$1 cli=$2 c=$3 work
+  work=$(mktemp -d)
+  strace -f -c -U calls,name -o "$work/server" "$srv/ucmatose" -c "$c" -C 1 >/dev/null 2>&1 &
+  local server=$!
+  for _ in $(seq 200); do rdma resource show cm_id 2>/dev/null | grep -q "LISTEN .*:7471 " && break; sleep 0.05; done
+  timeout 300 strace -f -c -U calls,name -o "$work/client" "$cli/ucmatose" -s "$ADDR" -c "$c" -C 1 >/dev/null 2>&1
+  wait "$server" 2>/dev/null
+  for side in client server; do
+    awk '$2 == "write" {w = $1} $2 == "ioctl" {i = $1} $2 == "mmap" || $2 == "munmap" {m += $1}
+         $2 == "total" {t = $1} END {printf "%d %d %d %d ", t, w, i, m}' "$work/$side"
+  done
+  rm -rf "$work"
+}
+for who in rdma-core ours; do
+  dir=$BIN
+  [ "$who" = rdma-core ] && dir=/usr/bin
+  read -r -a few <<<"$(calls "$dir" "$dir" 100)"
+  read -r -a many <<<"$(calls "$dir" "$dir" 500)"
+  [ "${#few[@]}" = 8 ] && [ "${#many[@]}" = 8 ] || { echo "ucmatose: $who: system calls not counted"; continue; }
+  per=()
+  for k in $(seq 0 7); do per+=("$(awk -v a="${few[$k]}" -v b="${many[$k]}" 'BEGIN {printf "%.1f", (b - a) / 400}')"); done
+  echo "ucmatose: $who, system calls per connection (strace -c, whole run):" \
+       "client ${per[0]} (write ${per[1]}, ioctl ${per[2]}, mmap/munmap ${per[3]})," \
+       "server ${per[4]} (write ${per[5]}, ioctl ${per[6]}, mmap/munmap ${per[7]})"
+done
