@@ -215,6 +215,9 @@ pdsh -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/on-first-pair" fabric-b 
   </dev/null >"$WORK/killed.jsonl" 2>"$WORK/killed.err" || true
 check "pdsh: lines carry pdsh's labels" grep -q '^fabric-c: {' "$WORK/killed.jsonl"
 check "pdsh: the killed host printed its first pair" grep -q '^fabric-b: .*"event":"pair"' "$WORK/killed.jsonl"
+# Its later peers dialled its answering port soon after the start: they
+# find it refused before the pair, and fail the pair without a wait.
+check "pdsh: a later peer of the killed host found it gone" grep -q '"error":"fabric-b left the sweep' "$WORK/killed.jsonl"
 expect_rc 1 "report: a host killed mid-sweep (1)" "$SWEEP" report -j "$WORK/killed.jsonl"
 check "report: every pair without fabric-b passed; fabric-b is the worst host" json_check "$LAST_OUT" \
   'all(r["state"] != "failed" for r in d["results"] if "fabric-b" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-b"'

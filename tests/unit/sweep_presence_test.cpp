@@ -6,7 +6,9 @@
 
 #include <unistd.h>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -74,4 +76,31 @@ TEST(sweep_presence, nobody_answering_there_is_no_word_of_the_peer) {
   // Port base + 1 + 6 asked as rank 5's: the answer is another rank's.
   r.port += 1;
   EXPECT_FALSE(sweep::peer_on_its_way(r, "127.0.0.1", 5, 1)());
+}
+
+namespace {
+
+/// Until `seen` says so, or a few seconds passed: the first dials are on a thread of their own.
+template <class Seen>
+bool eventually(Seen seen) {
+  for (int i = 0; i < 500 && !seen(); ++i) ::usleep(10'000);
+  return seen();
+}
+
+}  // namespace
+
+TEST(sweep_presence, a_peer_whose_port_listened_and_refuses_now_has_left) {
+  auto r = loopback_run();
+  std::vector<std::string> addrs(4, "127.0.0.1");
+  auto peer = std::make_unique<sweep::presence>(r, 2);
+  sweep::departures watch(r, addrs, 0, {1, 2, 3});
+  ASSERT_TRUE(eventually([&] { return watch.seen_listening(2); }));
+  EXPECT_FALSE(watch.left(2)) << "still there";
+  peer.reset();
+  EXPECT_TRUE(watch.left(2)) << "its process ended";
+  // Ranks 1 and 3 never listened: their refusals say nothing (a firewall
+  // that rejects looks the same).
+  EXPECT_FALSE(watch.seen_listening(1));
+  EXPECT_FALSE(watch.left(1));
+  EXPECT_FALSE(watch.left(3));
 }

@@ -27,6 +27,9 @@ constexpr std::size_t max_answer = 64;
 /// The longest a question waits for its answer, whatever --timeout says.
 constexpr std::chrono::milliseconds max_question{5000};
 
+/// The longest a dial of departures waits for its answer.
+constexpr std::chrono::milliseconds max_departure_dial{1000};
+
 /// Where the rank at `addr`:`port` is: its step, or nullopt when nothing
 /// listens there, it does not answer by `until`, or says something else.
 std::optional<long> ask(const std::string& addr, std::uint16_t port, int rank, const fabric::deadline& until) {
@@ -101,6 +104,46 @@ void presence::answer() {
     auto line = presence_line(rank_, step_.load(std::memory_order_relaxed));
     [[maybe_unused]] auto sent = ::send(fd.get(), line.data(), line.size(), MSG_NOSIGNAL);
   }
+}
+
+departures::departures(const run_options& r, const std::vector<std::string>& addrs, int rank, std::vector<int> peers)
+    : base_port_(r.port), addrs_(addrs), listened_(std::make_unique<std::atomic<bool>[]>(addrs.size())) {
+  // Each rank starts with the rank after its own, so that the ranks do not
+  // all dial the same peer at once.
+  std::stable_partition(peers.begin(), peers.end(), [rank](int p) { return p > rank; });
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  thread_ = std::jthread([this, peers = std::move(peers)](const std::stop_token& stop) { first_dials(stop, peers); });
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+departures::~departures() = default;
+
+void departures::first_dials(const std::stop_token& stop, const std::vector<int>& peers) {
+  for (int peer : peers) {
+    if (stop.stop_requested()) return;
+    auto port = presence_port(base_port_, peer);
+    if (!port) continue;
+    try {
+      auto answer = fabric::probe_tcp(addrs_[static_cast<std::size_t>(peer)], *port,
+                                      fabric::deadline::after(max_departure_dial));
+      listened_[static_cast<std::size_t>(peer)].store(answer == fabric::dial_answer::listening);
+    } catch (const fabric::error&) {
+      return;  // Ctrl-C: the run ends
+    }
+  }
+}
+
+bool departures::seen_listening(int peer) const {
+  return peer >= 0 && static_cast<std::size_t>(peer) < addrs_.size() && listened_[static_cast<std::size_t>(peer)].load();
+}
+
+bool departures::left(int peer) const {
+  auto port = presence_port(base_port_, peer);
+  if (!port || !seen_listening(peer)) return false;
+  return fabric::probe_tcp(addrs_[static_cast<std::size_t>(peer)], *port, fabric::deadline::after(max_departure_dial)) ==
+         fabric::dial_answer::refused;
 }
 
 std::function<bool()> peer_on_its_way(const run_options& r, const std::string& addr, int rank, long step) {

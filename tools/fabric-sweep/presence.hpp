@@ -7,7 +7,8 @@
 /// its rank of its address), and a pair whose meeting's deadline passed
 /// waits on while its peer is at an earlier round and moving, and gives up
 /// when the peer is past their pair, stuck, silent (frozen, its host gone)
-/// or not there at all.
+/// or not there at all. The same port tells a peer whose process ended
+/// (departures): it listened once and refuses now.
 
 #include "options.hpp"
 
@@ -16,10 +17,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 namespace sweep {
 
@@ -58,6 +62,38 @@ private:
   fabric::unique_fd listener_;
   fabric::unique_fd wake_;  // an eventfd: written to stop the thread
   std::thread thread_;
+};
+
+/// Which peers have left the sweep, for a rank about to meet one. A peer
+/// whose presence port took a connection once (a thread of this rank's
+/// dials each peer once, soon after the start) and refuses one now has no
+/// process there any more: it was killed, or it ended its rounds. Its
+/// pair then fails at once instead of waiting out the meeting for it. A
+/// refusal from a port never seen listening says nothing (a firewall that
+/// rejects looks the same), nor does silence (a frozen process's kernel
+/// still takes the connection; a host that is gone answers nothing).
+class departures {
+public:
+  /// Starts dialling `peers` (ranks; `addrs` has every rank's address).
+  departures(const run_options& r, const std::vector<std::string>& addrs, int rank, std::vector<int> peers);
+  ~departures();
+  departures(const departures&) = delete;
+  departures& operator=(const departures&) = delete;
+
+  /// Whether `peer` left: its port listened when first dialled, and
+  /// refuses now. Dials it, waiting at most a second.
+  [[nodiscard]] bool left(int peer) const;
+  /// Whether the first dial of `peer` found its port listening (false
+  /// before that dial).
+  [[nodiscard]] bool seen_listening(int peer) const;
+
+private:
+  void first_dials(const std::stop_token& stop, const std::vector<int>& peers);
+
+  int base_port_;
+  std::vector<std::string> addrs_;
+  std::unique_ptr<std::atomic<bool>[]> listened_;  ///< by rank
+  std::jthread thread_;  // last: stopped and joined first
 };
 
 /// The hook of a pair's meeting (pair_bounds::peer_on_its_way) that asks

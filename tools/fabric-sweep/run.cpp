@@ -53,9 +53,11 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   return out;
 }
 
-/// A pair whose peer did not come to the meeting before the first round:
-/// failed without a wait.
-pair_result absent_pair(const options& opt, const place& where, int round, int port_round, const pairing& p) {
+/// A pair whose peer is not there to meet: it did not come to the meeting
+/// before the first round, or it left the sweep since (presence.hpp,
+/// departures). Failed without a wait, saying `why` after the peer's name.
+pair_result unmet_pair(const options& opt, const place& where, int round, int port_round, const pairing& p,
+                       std::string_view why) {
   pair_result out;
   out.check = opt.run.check;
   out.round = round;
@@ -65,8 +67,7 @@ pair_result absent_pair(const options& opt, const place& where, int round, int p
   out.client = where.hosts[static_cast<std::size_t>(p.client)];
   out.role = where.rank == p.server ? "server" : "client";
   out.port = pair_port(opt.run.port, static_cast<int>(where.hosts.size()), port_round, p);
-  out.error = fmt::format("{} did not come to the start",
-                          where.hosts[static_cast<std::size_t>(where.rank == p.server ? p.client : p.server)]);
+  out.error = fmt::format("{} {}", where.hosts[static_cast<std::size_t>(where.rank == p.server ? p.client : p.server)], why);
   return out;
 }
 
@@ -107,22 +108,26 @@ std::string agreement_text(const agreement& a, const place& where, bool bw) {
   return fmt::format("outliers: {} ({}); meeting again", names, bar);
 }
 
+/// The ranks a rank's rounds meet, in order.
+std::vector<int> peers_met(const std::vector<std::vector<pairing>>& schedule, const place& where) {
+  std::vector<bool> meets(where.hosts.size(), false);
+  for (const auto& round : schedule)
+    for (const auto& p : round)
+      if (p.server == where.rank || p.client == where.rank)
+        meets[static_cast<std::size_t>(p.server == where.rank ? p.client : p.server)] = true;
+  std::vector<int> out;
+  for (std::size_t i = 0; i < meets.size(); ++i)
+    if (meets[i]) out.push_back(static_cast<int>(i));
+  return out;
+}
+
 /// The hosts a rank's rounds meet, or nullopt when they meet every other.
 std::optional<std::vector<std::string>> planned_peers(const std::vector<std::vector<pairing>>& schedule,
                                                       const place& where) {
-  std::vector<bool> meets(where.hosts.size(), false);
-  std::size_t count = 0;
-  for (const auto& round : schedule)
-    for (const auto& p : round)
-      if (p.server == where.rank || p.client == where.rank) {
-        auto peer = static_cast<std::size_t>(p.server == where.rank ? p.client : p.server);
-        if (!meets[peer]) ++count;
-        meets[peer] = true;
-      }
-  if (schedule.empty() || count + 1 >= where.hosts.size()) return std::nullopt;
+  auto peers = peers_met(schedule, where);
+  if (schedule.empty() || peers.size() + 1 >= where.hosts.size()) return std::nullopt;
   std::vector<std::string> out;
-  for (std::size_t i = 0; i < meets.size(); ++i)
-    if (meets[i]) out.push_back(where.hosts[i]);
+  for (int r : peers) out.push_back(where.hosts[static_cast<std::size_t>(r)]);
   return out;
 }
 
@@ -192,11 +197,23 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     con.line(pair_line(rep.pairs.back(), repeating, size));
     con.event("pair", [&] { return pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run); });
   };
+  // The peers to meet that came, dialled once now, so that one whose
+  // process ends later is known to have left.
+  std::optional<departures> gone;
+  if (!group) {
+    std::vector<int> peers;
+    for (int r : peers_met(schedule, where))
+      if (came[static_cast<std::size_t>(r)]) peers.push_back(r);
+    gone.emplace(opt.run, addrs, where.rank, std::move(peers));
+  }
   auto meet = [&](int round, const pairing& p, int late, bool retest) {
     if (p.server != where.rank && p.client != where.rank) return;
     int peer = p.server == where.rank ? p.client : p.server;
-    auto done = came[static_cast<std::size_t>(peer)] ? run_pair(opt, where, addrs, round, earlier_rounds + round, p, late)
-                                                     : absent_pair(opt, where, round, earlier_rounds + round, p);
+    int port_round = earlier_rounds + round;
+    auto unmet = [&](std::string_view why) { return unmet_pair(opt, where, round, port_round, p, why); };
+    auto done = !came[static_cast<std::size_t>(peer)] ? unmet("did not come to the start")
+                : gone->left(peer) ? unmet("left the sweep (its rank took connections at the start, and refuses them now)")
+                                   : run_pair(opt, where, addrs, round, port_round, p, late);
     done.retest = retest;
     report_pair(std::move(done));
   };

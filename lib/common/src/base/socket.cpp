@@ -174,6 +174,27 @@ unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadl
   return connect_first(stream_addresses(host, port).get(), host, port, until);
 }
 
+dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadline& until) {
+  addresses found{nullptr, ::freeaddrinfo};
+  try {
+    found = stream_addresses(host, port);
+  } catch (const error& e) {
+    if (e.code() == exit_code::interrupted) throw;
+    return dial_answer::none;
+  }
+  // Refused only when every address of the host refused.
+  auto answer = dial_answer::none;
+  for (const auto* ai = found.get(); ai; ai = ai->ai_next) {
+    unique_fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) return dial_answer::none;
+    int err = connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until);
+    if (err == 0) return dial_answer::listening;
+    if (err != ECONNREFUSED) return dial_answer::none;
+    answer = dial_answer::refused;
+  }
+  return answer;
+}
+
 void send_all(int fd, std::string_view text, const deadline& until) {
   while (!text.empty()) {
     auto sent = ::send(fd, text.data(), text.size(), MSG_NOSIGNAL);

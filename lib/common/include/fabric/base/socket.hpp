@@ -64,6 +64,12 @@ unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& 
 /// The same, dialled once: a refusal is the answer (nobody listens there).
 unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadline& until);
 
+/// What one dial of `host`:`port` found by `until`: a listener, a refusal
+/// (the host answered that nothing listens there), or neither (no answer
+/// in time, a host unreachable, a name that does not resolve).
+enum class dial_answer { listening, refused, none };
+dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadline& until);
+
 /// Sends all of `text` on a non-blocking socket before `until`; throws
 /// error(timeout), or error(connect_failed) when the peer went away.
 void send_all(int fd, std::string_view text, const deadline& until);
