@@ -13,11 +13,13 @@
 
 #include <fmt/format.h>
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include <ctime>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <memory>
 #include <random>
@@ -60,12 +62,30 @@ bool met(const std::vector<pair_result>& mine, int peer) {
   });
 }
 
+/// The most connections rank 0 holds at a meeting: every rank's, four
+/// times over for a flood of strangers.
+std::size_t max_connections(int n) { return 4 * static_cast<std::size_t>(n); }
+
+/// Rank 0 holds every rank's connection until it answers them all at once:
+/// a fleet of thousands needs more descriptors than the usual soft limit
+/// of 1024. It is raised as far as that needs, within the hard limit.
+void make_room_for(std::size_t connections) {
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) != 0) return;
+  rlim_t wanted = connections + 64;  // the listener, the output, the libraries' own
+  if (files.rlim_cur != RLIM_INFINITY && files.rlim_cur < wanted) {
+    files.rlim_cur = files.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, files.rlim_max);
+    ::setrlimit(RLIMIT_NOFILE, &files);
+  }
+}
+
 /// Rank 0: hears every rank of `expected` (others too, if they come in
 /// time) until `until`, names the outliers of its times and theirs, and
 /// answers everyone heard at once.
 agreement collect(const options& opt, const place& where, int sweep, std::set<int> expected,
                   std::vector<measurement> all, const std::string& run, const deadline& until) {
   int n = static_cast<int>(where.hosts.size());
+  make_room_for(max_connections(n));
   auto listener = fabric::listen_tcp(static_cast<std::uint16_t>(opt.run.port));
 
   struct peer {
@@ -75,8 +95,17 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
   };
   std::vector<std::unique_ptr<peer>> peers;
   std::set<int> heard;
+  // Out of descriptors (a hard limit below the fleet's size, or a flood),
+  // rank 0 stops accepting until it closes one, rather than spin on a
+  // listener it cannot take from; ranks left waiting then go without the
+  // meeting, as if rank 0 were away.
+  bool out_of_files = false;
+  auto drop = [&](peer& p) {
+    p.fd.reset();
+    out_of_files = false;
+  };
   while (!expected.empty()) {
-    std::vector<int> fds{listener.get()};
+    std::vector<int> fds{out_of_files ? -1 : listener.get()};
     std::vector<peer*> who{nullptr};
     for (auto& p : peers)
       if (p->fd && !p->heard) {
@@ -87,23 +116,24 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
     if (i < 0) break;
     if (i == 0) {
       unique_fd fd(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+      if (!fd && (errno == EMFILE || errno == ENFILE)) out_of_files = true;
       // A flood of connections gets no more room than every rank four times.
-      if (fd && peers.size() < 4 * static_cast<std::size_t>(n)) peers.push_back(std::make_unique<peer>(peer{std::move(fd), {}, false}));
+      if (fd && peers.size() < max_connections(n)) peers.push_back(std::make_unique<peer>(peer{std::move(fd), {}, false}));
       continue;
     }
     auto& p = *who[static_cast<std::size_t>(i)];
     if (!fabric::read_some(p.fd.get(), p.in)) {
-      p.fd.reset();
+      drop(p);
       continue;
     }
     auto nl = p.in.find('\n');
     if (nl == std::string::npos) {
-      if (p.in.size() > max_line) p.fd.reset();
+      if (p.in.size() > max_line) drop(p);
       continue;
     }
     auto said = read_measurements(std::string_view(p.in).substr(0, nl), n, sweep);
     if (!said || said->first == 0 || heard.contains(said->first)) {
-      p.fd.reset();
+      drop(p);
       continue;
     }
     heard.insert(said->first);
