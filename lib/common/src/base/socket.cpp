@@ -150,15 +150,31 @@ addresses stream_addresses(const std::string& host, std::uint16_t port) {
   return {found, ::freeaddrinfo};
 }
 
-/// One try at each of `found`, in order.
-unique_fd connect_first(const addrinfo* found, const std::string& host, std::uint16_t port, const deadline& until) {
+/// One try at each of `found`, in order, until one connects: 0 with the
+/// connection in `out`, or the errno of the last try (ECONNREFUSED when
+/// there was none).
+int connect_any(const addrinfo* found, const deadline& until, unique_fd& out) {
   int err = ECONNREFUSED;
   for (const auto* ai = found; ai; ai = ai->ai_next) {
     unique_fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd) continue;
+    if (!fd) {
+      err = errno;
+      continue;
+    }
     err = connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until);
-    if (err == 0) return fd;
+    if (err == 0) {
+      out = std::move(fd);
+      return 0;
+    }
   }
+  return err;
+}
+
+/// One try at each of `found`, in order.
+unique_fd connect_first(const addrinfo* found, const std::string& host, std::uint16_t port, const deadline& until) {
+  unique_fd fd;
+  int err = connect_any(found, until, fd);
+  if (err == 0) return fd;
   if (err == ETIMEDOUT) throw error(exit_code::timeout, fmt::format("{} port {}: no answer in time", host, port));
   throw error(exit_code::connect_failed, fmt::format("{} port {}: {}", host, port, std::strerror(err)));
 }
@@ -178,21 +194,12 @@ dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadlin
   addresses found{nullptr, ::freeaddrinfo};
   try {
     found = stream_addresses(host, port);
-  } catch (const error& e) {
-    if (e.code() == exit_code::interrupted) throw;
-    return dial_answer::none;
+  } catch (const error&) {
+    return dial_answer::none;  // the name does not resolve
   }
-  // Refused only when every address of the host refused.
-  auto answer = dial_answer::none;
-  for (const auto* ai = found.get(); ai; ai = ai->ai_next) {
-    unique_fd fd(::socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (!fd) return dial_answer::none;
-    int err = connect_bounded(fd.get(), ai->ai_addr, ai->ai_addrlen, until);
-    if (err == 0) return dial_answer::listening;
-    if (err != ECONNREFUSED) return dial_answer::none;
-    answer = dial_answer::refused;
-  }
-  return answer;
+  unique_fd fd;
+  int err = connect_any(found.get(), until, fd);
+  return err == 0 ? dial_answer::listening : err == ECONNREFUSED ? dial_answer::refused : dial_answer::none;
 }
 
 void send_all(int fd, std::string_view text, const deadline& until) {
