@@ -20,11 +20,12 @@ namespace {
 /// One pair: the server side listens and answers, the client side measures.
 /// Meeting the peer may take `late + 1` timeouts (it may still be waiting
 /// out a dead host in `late` earlier rounds), and longer while the peer
-/// says it is on its way (presence.hpp); once they met, the pair has one
-/// timeout. `port_round` counts the rounds of earlier sweeps too, so that
-/// no two sweeps share a port: it is the step the ranks tell each other.
+/// says it is on its way (presence.hpp), but ends once `gone` knows it
+/// left; once they met, the pair has one timeout. `port_round` counts the
+/// rounds of earlier sweeps too, so that no two sweeps share a port: it is
+/// the step the ranks tell each other.
 pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
-                     int port_round, const pairing& p, int late) {
+                     int port_round, const pairing& p, int late, const departures& gone) {
   const auto& r = opt.run;
   bool serving = where.rank == p.server;
   pair_result out;
@@ -39,6 +40,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   auto bounds = fabric::pair_bounds::from_now(r.pair_timeout() * (late + 1), r.pair_timeout(), r.each_wait());
   int peer = serving ? p.client : p.server;
   bounds.peer_on_its_way = peer_on_its_way(r, addrs[static_cast<std::size_t>(peer)], peer, port_round);
+  bounds.peer_left = [&gone, peer] { return gone.left(peer); };
   bounds.key = pair_key(port_round, p);
   auto t0 = fabric::clock::now();
   try {
@@ -213,7 +215,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     auto unmet = [&](std::string_view why) { return unmet_pair(opt, where, round, port_round, p, why); };
     auto done = !came[static_cast<std::size_t>(peer)] ? unmet("did not come to the start")
                 : gone->left(peer) ? unmet("left the sweep (its rank took connections at the start, and refuses them now)")
-                                   : run_pair(opt, where, addrs, round, port_round, p, late);
+                                   : run_pair(opt, where, addrs, round, port_round, p, late, *gone);
     done.retest = retest;
     report_pair(std::move(done));
   };

@@ -178,11 +178,17 @@ server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_po
                             std::string_view who) {
   cm_channel channel;
   cm_id listener = listen_on(channel, addr, port, ps, 1);
-  // The meeting's deadline moves on while the client is on its way.
+  // The meeting's deadline moves on while the client is on its way; the
+  // wait stops now and then to ask whether the client left.
+  left_check left(bounds);
   for (auto until = bounds.meet;;) {
-    if (auto request = next_request(channel, until, bounds.key, who)) {
+    if (auto request = next_request(channel, left.asking_by(until), bounds.key, who)) {
       auto met = clock::now();
       return {std::move(channel), std::move(listener), std::move(*request), met, bounds.work_from_now()};
+    }
+    if (!until.expired()) {
+      left(who);
+      continue;
     }
     auto later = bounds.later_meeting();
     if (!later) throw no_request_in_time(who);

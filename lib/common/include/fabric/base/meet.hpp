@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,9 @@ namespace fabric {
 
 /// How long a client waits before it dials again a peer that did not listen yet.
 inline constexpr std::chrono::milliseconds redial_interval{50};
+
+/// How often a meeting asks whether its peer left (pair_bounds::peer_left).
+inline constexpr std::chrono::milliseconds left_check_interval{1000};
 
 /// The longest pair_bounds::key: a bandwidth check's request carries 36
 /// bytes of its own after it, of the 56 an RC connection request may carry.
@@ -70,6 +74,10 @@ struct pair_bounds {
   /// peer of its own), and the meeting then waits another `work`. Unset,
   /// or false, the deadline stands.
   std::function<bool()> peer_on_its_way;
+  /// Asked while meeting, once a left_check_interval: true when the peer
+  /// is known to have left (its process ended), and the meeting then ends
+  /// at once (peer_left_error). Unset, the meeting waits its time.
+  std::function<bool()> peer_left;
   /// What the client's connection request carries ahead of its own
   /// private data (at most max_key_bytes), and what the server requires
   /// of a request: one without it, a stranger dialling the port, is
@@ -80,7 +88,7 @@ struct pair_bounds {
   /// wait at most `each`.
   static pair_bounds from_now(std::chrono::milliseconds meet_within, std::chrono::milliseconds work,
                               std::chrono::milliseconds each) {
-    return {deadline::after(meet_within), work, each, {}, {}};
+    return {deadline::after(meet_within), work, each, {}, {}, {}};
   }
   /// The waits of a meeting that ends by `until` (`meet`, or a later
   /// deadline of the meeting): each at most `each`.
@@ -102,17 +110,47 @@ struct pair_bounds {
   }
 };
 
+/// The error of a meeting whose peer left, for `who` (the peer, the port).
+inline error peer_left_error(std::string_view who) {
+  return error(exit_code::connect_failed, std::string(who) + ": the peer left (its process ended)");
+}
+
+/// A meeting's question whether its peer left (pair_bounds::peer_left),
+/// asked at most once a left_check_interval, the first time one interval
+/// after the meeting began (its caller had just asked).
+class left_check {
+public:
+  explicit left_check(const pair_bounds& bounds) : bounds_(bounds) {}
+  /// Throws peer_left_error(who) when it is time to ask, and the peer left.
+  void operator()(std::string_view who) {
+    if (!bounds_.peer_left || clock::now() < next_) return;
+    next_ = clock::now() + left_check_interval;
+    if (bounds_.peer_left()) throw peer_left_error(who);
+  }
+  /// When the meeting's wait should end to ask: `until`, or sooner.
+  [[nodiscard]] deadline asking_by(const deadline& until) const {
+    return bounds_.peer_left ? until.min(deadline::at(next_)) : until;
+  }
+
+private:
+  const pair_bounds& bounds_;
+  clock::time_point next_ = clock::now() + left_check_interval;
+};
+
 /// Meets a peer that listens, as dial_until_listening does, within the
 /// meeting's bounds: `dial(meeting)` is handed the waits of the meeting
 /// (its request's answer waits pair_bounds::answer), and the meeting's
 /// deadline moves on while the peer is on its way
 /// (pair_bounds::peer_on_its_way); a dial that the deadline cut short is
-/// made again then.
+/// made again then. Between dials it asks whether the peer left
+/// (pair_bounds::peer_left), and ends then.
 template <class Dial>
 auto dial_to_meet(const pair_bounds& bounds, Dial&& dial) {
+  left_check left(bounds);
+  auto ask_if_left = [&](const error& e) { left(e.what()); };
   for (deadline until = bounds.meet;;) {
     try {
-      return dial_until_listening(until, [&] { return dial(bounds.meeting_until(until)); });
+      return dial_until_listening(until, [&] { return dial(bounds.meeting_until(until)); }, not_listening_yet, ask_if_left);
     } catch (const error& e) {
       bool cut_short = e.code() == exit_code::timeout && until.expired();
       if (!until.expired() || (!not_listening_yet(e) && !cut_short)) throw;
