@@ -17,6 +17,21 @@ using fabric::exit_code;
 
 namespace {
 
+/// This rank's result of pair `p` in `round` before it is met: who, which
+/// side, which port, which check.
+pair_result pair_of(const options& opt, const place& where, int round, int port_round, const pairing& p) {
+  pair_result out;
+  out.round = round;
+  out.server_rank = p.server;
+  out.client_rank = p.client;
+  out.server = where.hosts[static_cast<std::size_t>(p.server)];
+  out.client = where.hosts[static_cast<std::size_t>(p.client)];
+  out.role = where.rank == p.server ? "server" : "client";
+  out.port = pair_port(opt.run.port, static_cast<int>(where.hosts.size()), port_round, p);
+  out.check = opt.run.check;
+  return out;
+}
+
 /// One pair: the server side listens and answers, the client side measures.
 /// Meeting the peer may take `late + 1` timeouts (it may still be waiting
 /// out a dead host in `late` earlier rounds), and longer while the peer
@@ -28,15 +43,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
                      int port_round, const pairing& p, int late, const departures& gone) {
   const auto& r = opt.run;
   bool serving = where.rank == p.server;
-  pair_result out;
-  out.round = round;
-  out.server_rank = p.server;
-  out.client_rank = p.client;
-  out.server = where.hosts[static_cast<std::size_t>(p.server)];
-  out.client = where.hosts[static_cast<std::size_t>(p.client)];
-  out.role = serving ? "server" : "client";
-  out.port = pair_port(r.port, static_cast<int>(where.hosts.size()), port_round, p);
-  out.check = r.check;
+  pair_result out = pair_of(opt, where, round, port_round, p);
   auto bounds = fabric::pair_bounds::from_now(r.pair_timeout() * (late + 1), r.pair_timeout(), r.each_wait());
   int peer = serving ? p.client : p.server;
   bounds.peer_on_its_way = peer_on_its_way(r, addrs[static_cast<std::size_t>(peer)], peer, port_round);
@@ -60,15 +67,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
 /// departures). Failed without a wait, saying `why` after the peer's name.
 pair_result unmet_pair(const options& opt, const place& where, int round, int port_round, const pairing& p,
                        std::string_view why) {
-  pair_result out;
-  out.check = opt.run.check;
-  out.round = round;
-  out.server_rank = p.server;
-  out.client_rank = p.client;
-  out.server = where.hosts[static_cast<std::size_t>(p.server)];
-  out.client = where.hosts[static_cast<std::size_t>(p.client)];
-  out.role = where.rank == p.server ? "server" : "client";
-  out.port = pair_port(opt.run.port, static_cast<int>(where.hosts.size()), port_round, p);
+  pair_result out = pair_of(opt, where, round, port_round, p);
   out.error = fmt::format("{} {}", where.hosts[static_cast<std::size_t>(where.rank == p.server ? p.client : p.server)], why);
   return out;
 }
