@@ -13,10 +13,13 @@
 BIN=$1
 ADDR=$FABRIC_ADDR
 
-# setup_rate SERVER_BIN CLIENT_BIN CONNECTIONS: prints connections per second
-# and the client's start-up in milliseconds (from "cmatose: starting client"
-# to "cmatose: connecting": ours makes its QPs there); nothing when the
-# client failed.
+# setup_rate SERVER_BIN CLIENT_BIN CONNECTIONS: prints connections per
+# second, the client's start-up in milliseconds (from "cmatose: starting
+# client" to "cmatose: connecting": ours makes its QPs there), and where the
+# guest's CPU time went during the setup: clock ticks of the client, of the
+# server, of everything else that ran (the kernel's own threads and soft
+# interrupts: the CM's MADs through Soft-RoCE and the loopback), and idle.
+# Nothing when the client failed.
 setup_rate() {
   local srv=$1 cli=$2 c=$3
   "$srv/ucmatose" -c "$c" -C 1 >/dev/null 2>&1 &
@@ -33,16 +36,35 @@ setup_rate() {
     sleep 0.2
   done
   # The reader starts the client itself, so that it is up before the first line.
-  python3 - "$c" timeout 300 stdbuf -oL "$cli/ucmatose" -s "$ADDR" -c "$c" -C 1 <<'PY'
-import subprocess, sys, time
+  python3 - "$c" "$server" stdbuf -oL "$cli/ucmatose" -s "$ADDR" -c "$c" -C 1 <<'PY'
+import subprocess, sys, threading, time
+
+def ticks(pid):  # user and system time of a process and its threads
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+def guest():  # busy and idle time of every CPU
+    t = [int(x) for x in open("/proc/stat").readline().split()[1:8]]
+    return t[0] + t[1] + t[2] + t[5] + t[6], t[3] + t[4]
+
+server = int(sys.argv[2])
 seen = {}
-client = subprocess.Popen(sys.argv[2:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+client = subprocess.Popen(sys.argv[3:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+hang = threading.Timer(300, client.kill)  # a client that hangs fails its round
+hang.daemon = True
+hang.start()
 for line in client.stdout:
-    seen.setdefault(line.strip(), time.monotonic())
+    line = line.strip()
+    if line not in seen:
+        seen[line] = time.monotonic()
+        if line in ("cmatose: connecting", "receiving data transfers"):
+            seen[line, "cpu"] = (ticks(client.pid), ticks(server), *guest())
 if client.wait() != 0 or "receiving data transfers" not in seen:
     sys.exit("bench: the client failed")
-print("%.1f %.0f" % (int(sys.argv[1]) / (seen["receiving data transfers"] - seen["cmatose: connecting"]),
-                    1000 * (seen["cmatose: connecting"] - seen["cmatose: starting client"])))
+begin, end = seen["cmatose: connecting"], seen["receiving data transfers"]
+cli, srv, busy, idle = (b - a for a, b in zip(seen["cmatose: connecting", "cpu"], seen["receiving data transfers", "cpu"]))
+print("%.1f %.0f %d %d %d %d" % (int(sys.argv[1]) / (end - begin), 1000 * (begin - seen["cmatose: starting client"]),
+                                 cli, srv, busy - cli - srv, idle))
 PY
   local rc=$?
   wait "$server" 2>/dev/null
@@ -56,14 +78,14 @@ PY
 # median rate then (both at once: the guest was slow or fast).
 ROUNDS=${UCMATOSE_BENCH_ROUNDS:-7}
 for c in 100 500; do
-  ratios=() whole=() rates=()
+  ratios=() whole=() rates=() cpu=()
   for r in $(seq "$ROUNDS"); do
     if [ $((r % 2)) = 1 ]; then
-      read -r theirs theirs_start < <(setup_rate /usr/bin /usr/bin "$c")
-      read -r ours ours_start < <(setup_rate "$BIN" "$BIN" "$c")
+      read -r theirs theirs_start theirs_cpu < <(setup_rate /usr/bin /usr/bin "$c")
+      read -r ours ours_start ours_cpu < <(setup_rate "$BIN" "$BIN" "$c")
     else
-      read -r ours ours_start < <(setup_rate "$BIN" "$BIN" "$c")
-      read -r theirs theirs_start < <(setup_rate /usr/bin /usr/bin "$c")
+      read -r ours ours_start ours_cpu < <(setup_rate "$BIN" "$BIN" "$c")
+      read -r theirs theirs_start theirs_cpu < <(setup_rate /usr/bin /usr/bin "$c")
     fi
     if [ -z "$theirs" ] || [ -z "$ours" ]; then
       # The failed client said why on stderr; its round has no figure.
@@ -77,6 +99,7 @@ for c in 100 500; do
     whole+=("$(awk -v c="$c" -v o="$ours" -v os="$ours_start" -v t="$theirs" -v ts="$theirs_start" \
                 'BEGIN {printf "%.2f", (c / t + ts / 1000) / (c / o + os / 1000)}')")
     rates+=("$r $theirs $ours")
+    cpu+=("rdma-core $theirs_cpu" "ours $ours_cpu")
   done
   if [ "${#ratios[@]}" = 0 ]; then
     echo "ucmatose: -c $c: no round gave a figure"
@@ -110,6 +133,20 @@ for c in 100 500; do
   printf '%s\n' "${whole[@]}" | sort -n | awk -v c="$c" '{a[NR] = $1}
     END {printf "ucmatose: -c %d with the client'"'"'s start-up counted: ours / rdma-core = %.2f (median of %d rounds)\n",
                 c, a[int((NR + 1) / 2)], NR}'
+  # Where the guest's CPU time went while connections were set up, over all
+  # rounds: what the tools do themselves, and the kernel's share that both
+  # meet alike (its threads and soft interrupts; idle: waiting on it).
+  printf '%s\n' "${cpu[@]}" | awk -v c="$c" '
+    {cli[$1] += $2; srv[$1] += $3; kern[$1] += $4; idle[$1] += $5}
+    END {
+      for (who in cli) {
+        all = cli[who] + srv[who] + kern[who] + idle[who]
+        if (all == 0) continue
+        printf "ucmatose: -c %d %s, the guest'"'"'s CPU time while setting up (%d ticks over the rounds): " \
+               "client %.0f%%, server %.0f%%, the kernel'"'"'s threads and interrupts %.0f%%, idle %.0f%%\n",
+               c, who, all, 100 * cli[who] / all, 100 * srv[who] / all, 100 * kern[who] / all, 100 * idle[who] / all
+      }
+    }' | sort
 done
 
 # What a connection costs in system calls, whole run (start-up, setup, one
