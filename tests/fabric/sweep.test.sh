@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # fabric-sweep in the Soft-RoCE guest: four ranks of one sweep as four
 # processes of this host (each pair on its own port), merged by the report;
-# then one with a host dead from the start, whose rank 0 is pestered by
+# the other checks; a host that cannot take part (its address on no RDMA
+# device); then one with a host dead from the start, whose rank 0 is pestered by
 # strangers while it gathers the ranks' times; a pair whose peer comes later
 # than its allowance; then the host's health check, with its port up and down.
 . "$(dirname "$0")/lib.sh" "$@"
@@ -96,6 +97,36 @@ check "report of two checks: connect's three pairs, ud's lines skipped with a no
 expect_rc 0 "report --check ud: the UD matrix" "$SWEEP" report --check ud --outlier-factor 1000 "$WORK/mixed.jsonl"
 check "report --check ud, human: the UD round trips named" grep -q "^p50 UD round-trip time" "$LAST_OUT"
 expect_rc 2 "report --check with a word it does not know (2)" "$SWEEP" report --check rdma "$WORK/mixed.jsonl"
+
+# A host that cannot take part: h4's address is on no RDMA device (an
+# address of the loopback device's, outside 127/8, which rdma_cm serves).
+# It says so at the start, and its three pairs fail at once on both sides,
+# in the same words; the other three pairs pass.
+ip addr add 10.255.0.1/32 dev lo
+printf 'h1 %s\nh2 %s\nh3 %s\nh4 10.255.0.1\n' "$ADDR" "$ADDR" "$ADDR" >"$WORK/unable.addresses"
+for r in 0 1 2 3; do
+  start_bg "unable-$r" "$SWEEP" --hosts "h[1-4]" --rank "$r" --address-file "$WORK/unable.addresses" -C 10 $T --retests 0 \
+    --json=lines
+done
+for r in 0 1 2 3; do wait_bg "unable-$r" 90 >/dev/null || true; done
+ip addr del 10.255.0.1/32 dev lo
+cat "$WORK"/unable-[0-3].out >"$WORK/unable.jsonl"
+for r in 0 1 2 3; do
+  check "unable, rank $r: told at the start that h4 cannot take part, and why" json_lines_check "$WORK/unable-$r.out" \
+    '[l["sweep"]["unable"] for l in lines if l.get("event") == "sweep"] ==
+     [[{"host": "h4", "error": "no RDMA device has the address 10.255.0.1"}]]'
+done
+expect_rc 1 "unable: the report fails h4's pairs (1)" "$SWEEP" report --outlier-factor 1000 -j "$WORK/unable.jsonl"
+check "unable: h4's three pairs failed, both sides in the same words; the rest passed" json_check "$LAST_OUT" \
+  'sorted((r["a"], r["b"], r["state"]) for r in d["results"]) == [("h1", "h2", "ok"), ("h1", "h3", "ok"), ("h1", "h4", "failed"),
+   ("h2", "h3", "ok"), ("h2", "h4", "failed"), ("h3", "h4", "failed")] and
+   all(r["error"] == "h4 cannot take part: no RDMA device has the address 10.255.0.1" for r in d["results"] if not r["ok"])'
+check "unable: each side of h4's pairs failed without meeting" /usr/bin/python3 - "$WORK/unable.jsonl" <<'PY'
+import json, sys
+pairs = [json.loads(l)["pair"] for l in open(sys.argv[1]) if '"event":"pair"' in l]
+h4 = [p for p in pairs if "h4" in (p["server"], p["client"])]
+assert len(h4) == 6 and all(p["error"].startswith("h4 cannot take part: ") and p["connect_us"] is None for p in h4), h4
+PY
 
 # --check bw: RDMA WRITE bandwidth, both directions at once, each side's
 # line carrying both; --unidirectional: the client's writes alone; -C

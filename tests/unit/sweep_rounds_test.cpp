@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <vector>
 
 namespace {
 
@@ -145,6 +147,35 @@ TEST(sweep_meeting, rank_0s_answer_names_the_run_and_who_came_and_lies_are_refus
                           R"({"retest":[],"run":7})"})
     EXPECT_FALSE(sweep::read_agreement(lie, 4)) << lie;
   EXPECT_FALSE(sweep::read_agreement(R"({"retest":[],"run":")" + std::string(200, 'x') + "\"}", 4)) << "a run name too long";
+}
+
+TEST(sweep_meeting, a_rank_tells_what_keeps_it_from_rdma_and_rank_0_tells_everyone) {
+  auto line = sweep::rank_line(-1, {2, {}, "no RDMA device has the address 10.0.0.7"});
+  auto said = sweep::read_rank_line(line, 4, -1);
+  ASSERT_TRUE(said);
+  EXPECT_EQ(said->trouble, "no RDMA device has the address 10.0.0.7");
+  // Its bytes are kept printable, and a long one is cut to what rank 0 takes.
+  said = sweep::read_rank_line(sweep::rank_line(-1, {2, {}, "port\x1b[2J" + std::string(1000, 'x')}), 4, -1);
+  ASSERT_TRUE(said);
+  EXPECT_EQ(said->trouble.size(), sweep::max_trouble_bytes);
+  EXPECT_EQ(said->trouble.find('\x1b'), std::string::npos);
+  for (const std::string& lie : std::vector<std::string>{R"({"rank":1,"sweep":-1,"figures":[],"trouble":7})",
+                                                         R"({"rank":1,"sweep":-1,"figures":[],"trouble":""})",
+                                                         R"({"rank":1,"sweep":-1,"figures":[],"trouble":")" +
+                                                             std::string(300, 'x') + "\"}"})
+    EXPECT_FALSE(sweep::read_rank_line(lie, 4, -1)) << lie;
+
+  sweep::agreement a;
+  a.present = {0, 1, 2, 3};
+  a.unable = {{1, "rxe0 port 1 is DOWN"}, {3, "no RDMA device has the address 10.0.0.4"}};
+  auto back = sweep::read_agreement(sweep::agreement_line(a), 4);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->unable, a.unable);
+  for (const char* lie : {R"({"retest":[],"unable":[[3,"a"],[1,"b"]]})", R"({"retest":[],"unable":[[1,"a"],[1,"b"]]})",
+                          R"({"retest":[],"unable":[[4,"a"]]})", R"({"retest":[],"unable":[[1]]})",
+                          R"({"retest":[],"unable":[[1,""]]})", R"({"retest":[],"unable":[["1","a"]]})",
+                          R"({"retest":[],"unable":{"1":"a"}})"})
+    EXPECT_FALSE(sweep::read_agreement(lie, 4)) << lie;
 }
 
 }  // namespace

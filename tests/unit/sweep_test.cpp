@@ -221,19 +221,20 @@ TEST(sweep_outliers, retest_rounds_keep_every_host_to_one_peer) {
 }
 
 TEST(sweep_outliers, the_agreement_lines_read_back_and_lies_are_refused) {
-  auto line = sweep::measurements_line(3, 7, {{{0, 3}, 20.5}, {{2, 3}, 200}});
-  auto got = sweep::read_measurements(line.substr(0, line.size() - 1), 4, 7);
+  auto line = sweep::rank_line(7, {3, {{{0, 3}, 20.5}, {{2, 3}, 200}}, {}});
+  auto got = sweep::read_rank_line(line.substr(0, line.size() - 1), 4, 7);
   ASSERT_TRUE(got);
-  EXPECT_EQ(got->first, 3);
-  EXPECT_EQ(got->second.size(), 2u);
-  EXPECT_FALSE(sweep::read_measurements(line, 3, 7)) << "rank 3 of 3 hosts";
-  EXPECT_FALSE(sweep::read_measurements(line, 4, 8)) << "a rank of an earlier sweep";
+  EXPECT_EQ(got->rank, 3);
+  EXPECT_EQ(got->figures.size(), 2u);
+  EXPECT_EQ(got->trouble, "");
+  EXPECT_FALSE(sweep::read_rank_line(line, 3, 7)) << "rank 3 of 3 hosts";
+  EXPECT_FALSE(sweep::read_rank_line(line, 4, 8)) << "a rank of an earlier sweep";
   for (const char* lie : {"", "{", "[]", "\xff\xfe", R"({"rank":1,"sweep":0})", R"({"rank":-1,"sweep":0,"figures":[]})",
                           R"({"rank":1,"sweep":0,"figures":[[0,2,5]]})",  // another client's pair
                           R"({"rank":1,"sweep":0,"figures":[[1,1,5]]})", R"({"rank":1,"sweep":0,"figures":[[0,1,-5]]})",
                           R"({"rank":1,"sweep":0,"figures":[[0,1,"5"]]})", R"({"rank":1.5,"sweep":0,"figures":[]})",
                           R"({"rank":1,"sweep":0,"figures":[[0,1,1e400]]})", R"({"rank":1,"figures":[]})"})
-    EXPECT_FALSE(sweep::read_measurements(lie, 4, 0)) << lie;
+    EXPECT_FALSE(sweep::read_rank_line(lie, 4, 0)) << lie;
 
   sweep::agreement a;
   a.retest = {{2, 3}};

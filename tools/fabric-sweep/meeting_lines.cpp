@@ -3,6 +3,7 @@
 // peer is read as untrusted.
 #include "meetings.hpp"
 
+#include "fabric/base/text.hpp"
 #include "fabric/cli/json_values.hpp"
 
 #include <cmath>
@@ -24,15 +25,26 @@ std::optional<rank_pair> read_pair(const json& j, int n) {
   return rank_pair{static_cast<int>(s), static_cast<int>(c)};
 }
 
-}  // namespace
-
-std::string measurements_line(int rank, int sweep, const std::vector<measurement>& mine) {
-  json figures = json::array();
-  for (const auto& m : mine) figures.push_back({m.pair.first, m.pair.second, m.figure});
-  return json{{"rank", rank}, {"sweep", sweep}, {"figures", std::move(figures)}}.dump() + "\n";
+/// A rank's trouble as a peer wrote it: a string of 1 to max_trouble_bytes,
+/// kept printable.
+bool read_trouble(const json& j, std::string& out) {
+  if (!j.is_string() || j.get_ref<const std::string&>().empty() || j.get_ref<const std::string&>().size() > max_trouble_bytes)
+    return false;
+  out = fabric::printable(j.get_ref<const std::string&>());
+  return true;
 }
 
-std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n, int sweep) {
+}  // namespace
+
+std::string rank_line(int sweep, const rank_word& word) {
+  json figures = json::array();
+  for (const auto& m : word.figures) figures.push_back({m.pair.first, m.pair.second, m.figure});
+  json line{{"rank", word.rank}, {"sweep", sweep}, {"figures", std::move(figures)}};
+  if (!word.trouble.empty()) line["trouble"] = fabric::printable(word.trouble).substr(0, max_trouble_bytes);
+  return line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+}
+
+std::optional<rank_word> read_rank_line(std::string_view line, int n, int sweep) {
   auto j = json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("rank") || !j["rank"].is_number_integer() ||
       !j.contains("figures") || !j["figures"].is_array())
@@ -41,16 +53,20 @@ std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::s
   if (!j.contains("sweep") || !j["sweep"].is_number_integer() || j["sweep"].get<std::int64_t>() != sweep) return std::nullopt;
   auto rank = j["rank"].get<std::int64_t>();
   if (rank < 0 || rank >= n) return std::nullopt;
-  std::vector<measurement> out;
+  rank_word out;
+  out.rank = static_cast<int>(rank);
   for (const auto& item : j["figures"]) {
     auto pair = read_pair(item, n);
     if (!pair || item.size() != 3 || !item[2].is_number()) return std::nullopt;
     double figure = item[2].get<double>();
     // A client measures only its own pairs, and a figure is finite and positive.
     if (pair->second != rank || !std::isfinite(figure) || figure < 0) return std::nullopt;
-    out.push_back({*pair, figure});
+    out.figures.push_back({*pair, figure});
   }
-  return std::pair{static_cast<int>(rank), std::move(out)};
+  if (j.contains("trouble")) {
+    if (!read_trouble(j["trouble"], out.trouble)) return std::nullopt;
+  }
+  return out;
 }
 
 std::string agreement_line(const agreement& a) {
@@ -58,8 +74,8 @@ std::string agreement_line(const agreement& a) {
   for (auto [s, c] : a.retest) pairs.push_back({s, c});
   return json{{"retest", std::move(pairs)}, {"median_p50_us", a.fleet.median},       {"mad_us", a.fleet.mad},
               {"samples", a.fleet.samples},   {"bar_gbps", fabric::value_or_null(a.bar_gbps)}, {"run", a.run},
-              {"present", a.present}}
-             .dump() +
+              {"present", a.present}, {"unable", a.unable}}
+             .dump(-1, ' ', false, json::error_handler_t::replace) +
          "\n";
 }
 
@@ -96,6 +112,18 @@ std::optional<agreement> read_agreement(std::string_view line, int n) {
       a.present.push_back(static_cast<int>(rank));
     }
     if (!a.present.empty() && a.present.front() != 0) return std::nullopt;
+  }
+  if (j.contains("unable")) {
+    // Ranks in order, each once, each with what keeps it from RDMA.
+    if (!j["unable"].is_array() || j["unable"].size() > static_cast<std::size_t>(n)) return std::nullopt;
+    for (const auto& item : j["unable"]) {
+      if (!item.is_array() || item.size() != 2 || !item[0].is_number_integer()) return std::nullopt;
+      auto rank = item[0].get<std::int64_t>();
+      std::string why;
+      if (rank < 0 || rank >= n || (!a.unable.empty() && rank <= a.unable.back().first) || !read_trouble(item[1], why))
+        return std::nullopt;
+      a.unable.emplace_back(static_cast<int>(rank), std::move(why));
+    }
   }
   return a;
 }

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -43,14 +44,14 @@ constexpr int wait_timeouts = 4;
 
 std::chrono::milliseconds timeouts(const options& opt, int k) { return opt.run.pair_timeout() * k; }
 
-/// This rank's figures of the pairs it measured: a latency check's p50s
-/// as the client, a bw pair's lower direction.
-std::vector<measurement> measured(const std::vector<pair_result>& mine) {
-  std::vector<measurement> out;
+/// This rank's word with the figures of the pairs it measured: a latency
+/// check's p50s as the client, a bw pair's lower direction.
+rank_word measured(const place& where, const std::vector<pair_result>& mine) {
+  rank_word out{where.rank, {}, {}};
   for (const auto& p : mine) {
     if (p.retest || !p.ok || p.role != "client") continue;
-    if (p.latency) out.push_back({{p.server_rank, p.client_rank}, p.latency->p50});
-    if (auto gbps = lower_gbps(p)) out.push_back({{p.server_rank, p.client_rank}, *gbps});
+    if (p.latency) out.figures.push_back({{p.server_rank, p.client_rank}, p.latency->p50});
+    if (auto gbps = lower_gbps(p)) out.figures.push_back({{p.server_rank, p.client_rank}, *gbps});
   }
   return out;
 }
@@ -80,10 +81,10 @@ void make_room_for(std::size_t connections) {
 }
 
 /// Rank 0: hears every rank of `expected` (others too, if they come in
-/// time) until `until`, names the outliers of its times and theirs, and
-/// answers everyone heard at once.
-agreement collect(const options& opt, const place& where, int sweep, std::set<int> expected,
-                  std::vector<measurement> all, const std::string& run, const deadline& until) {
+/// time) until `until`, names the outliers of its times (`mine`) and
+/// theirs, and answers everyone heard at once.
+agreement collect(const options& opt, const place& where, int sweep, std::set<int> expected, const rank_word& mine,
+                  const std::string& run, const deadline& until) {
   int n = static_cast<int>(where.hosts.size());
   make_room_for(max_connections(n));
   auto listener = fabric::listen_tcp(static_cast<std::uint16_t>(opt.run.port));
@@ -95,6 +96,9 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
   };
   std::vector<std::unique_ptr<peer>> peers;
   std::set<int> heard;
+  std::vector<measurement> all = mine.figures;
+  std::map<int, std::string> unable;
+  if (!mine.trouble.empty()) unable[0] = mine.trouble;
   // Out of descriptors (a hard limit below the fleet's size, or a flood),
   // rank 0 stops accepting until it closes one, rather than spin on a
   // listener it cannot take from; ranks left waiting then go without the
@@ -131,14 +135,15 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
       if (p.in.size() > max_line) drop(p);
       continue;
     }
-    auto said = read_measurements(std::string_view(p.in).substr(0, nl), n, sweep);
-    if (!said || said->first == 0 || heard.contains(said->first)) {
+    auto said = read_rank_line(std::string_view(p.in).substr(0, nl), n, sweep);
+    if (!said || said->rank == 0 || heard.contains(said->rank)) {
       drop(p);
       continue;
     }
-    heard.insert(said->first);
-    expected.erase(said->first);
-    all.insert(all.end(), said->second.begin(), said->second.end());
+    heard.insert(said->rank);
+    expected.erase(said->rank);
+    all.insert(all.end(), said->figures.begin(), said->figures.end());
+    if (!said->trouble.empty()) unable[said->rank] = said->trouble;
     p.heard = true;
   }
   agreement a;
@@ -150,6 +155,7 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
   a.run = run;
   a.present.push_back(0);
   a.present.insert(a.present.end(), heard.begin(), heard.end());
+  a.unable.assign(unable.begin(), unable.end());
   auto line = agreement_line(a);
   auto answer_by = deadline::after(std::min(opt.run.each_wait(), std::chrono::milliseconds(2000)));
   for (auto& p : peers) {
@@ -165,8 +171,8 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
 
 /// Any other rank: tells rank 0 what it measured and waits for the
 /// answer until `until`.
-agreement ask(const options& opt, const place& where, const std::string& rank0, int sweep,
-              const std::vector<measurement>& mine, const deadline& until) {
+agreement ask(const options& opt, const place& where, const std::string& rank0, int sweep, const rank_word& mine,
+              const deadline& until) {
   int n = static_cast<int>(where.hosts.size());
   unique_fd fd;
   try {
@@ -175,7 +181,7 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
     if (e.code() != exit_code::connect_failed && e.code() != exit_code::timeout) throw;
     throw fabric::error(exit_code::timeout, fmt::format("rank 0 ({}) did not listen in time", rank0));
   }
-  fabric::send_all(fd.get(), measurements_line(where.rank, sweep, mine), until);
+  fabric::send_all(fd.get(), rank_line(sweep, mine), until);
   std::string in;
   std::string line;
   try {
@@ -215,28 +221,31 @@ agreement agree_on_outliers(const options& opt, const place& where, const std::v
   return bounded([&] {
     if (where.rank != 0)
       // A rank that could not meet rank 0 in the rounds still tries, but not for long.
-      return ask(opt, where, addrs.front(), sweep, measured(mine),
+      return ask(opt, where, addrs.front(), sweep, measured(where, mine),
                  deadline::after(timeouts(opt, met(mine, 0) ? wait_timeouts + 1 : 1)));
     std::set<int> expected;
     for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r)
       if (met(mine, r)) expected.insert(r);
-    return collect(opt, where, sweep, std::move(expected), measured(mine), {}, deadline::after(timeouts(opt, wait_timeouts)));
+    return collect(opt, where, sweep, std::move(expected), measured(where, mine), {},
+                   deadline::after(timeouts(opt, wait_timeouts)));
   });
 }
 
 agreement gather_everyone(const options& opt, const place& where, const std::vector<std::string>& addrs, int sweep) {
   return bounded([&] {
-    if (where.rank != 0) return ask(opt, where, addrs.front(), sweep, {}, deadline::after(timeouts(opt, wait_timeouts + 1)));
-    return collect(opt, where, sweep, everyone_but_rank0(where), {}, {}, deadline::after(timeouts(opt, wait_timeouts)));
+    rank_word mine{where.rank, {}, {}};
+    if (where.rank != 0) return ask(opt, where, addrs.front(), sweep, mine, deadline::after(timeouts(opt, wait_timeouts + 1)));
+    return collect(opt, where, sweep, everyone_but_rank0(where), mine, {}, deadline::after(timeouts(opt, wait_timeouts)));
   });
 }
 
 agreement meet_at_start(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                        const std::string& run) {
+                        const std::string& run, const std::string& trouble) {
   return bounded([&] {
+    rank_word mine{where.rank, {}, trouble};
     if (where.rank != 0)
-      return ask(opt, where, addrs.front(), start_sweep, {}, deadline::after(timeouts(opt, wait_timeouts + 1)));
-    return collect(opt, where, start_sweep, everyone_but_rank0(where), {}, run,
+      return ask(opt, where, addrs.front(), start_sweep, mine, deadline::after(timeouts(opt, wait_timeouts + 1)));
+    return collect(opt, where, start_sweep, everyone_but_rank0(where), mine, run,
                    deadline::after(timeouts(opt, wait_timeouts)));
   });
 }

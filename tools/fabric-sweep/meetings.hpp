@@ -26,15 +26,28 @@ struct agreement {
   int ranks_heard = 0;  ///< rank 0: the ranks whose times it had, itself included
   std::string run;      ///< the run's identity, as rank 0 named it (the start)
   std::vector<int> present;  ///< the ranks rank 0 heard, itself included, in order
+  /// The ranks that said what keeps their host from RDMA (a rank's
+  /// trouble, at the start), in order: their pairs fail without a wait.
+  std::vector<std::pair<int, std::string>> unable;
   std::string error;    ///< why there was none: rank 0 unreachable, ...
 };
 
-/// The two messages of the agreement, one JSON line each: a rank's
-/// measurements to rank 0, and rank 0's answer. The readers take what a
-/// peer sends for untrusted: nullopt for anything but a well-formed line
-/// of n hosts.
-std::string measurements_line(int rank, int sweep, const std::vector<measurement>& mine);
-std::optional<std::pair<int, std::vector<measurement>>> read_measurements(std::string_view line, int n, int sweep);
+/// What a rank tells rank 0 at a meeting: its measurements, and at the
+/// start what keeps its host from RDMA (empty: nothing).
+struct rank_word {
+  int rank = 0;
+  std::vector<measurement> figures;
+  std::string trouble;
+};
+
+/// The longest trouble a rank may tell.
+inline constexpr std::size_t max_trouble_bytes = 256;
+
+/// The two messages of the agreement, one JSON line each: a rank's word to
+/// rank 0, and rank 0's answer. The readers take what a peer sends for
+/// untrusted: nullopt for anything but a well-formed line of n hosts.
+std::string rank_line(int sweep, const rank_word& word);
+std::optional<rank_word> read_rank_line(std::string_view line, int n, int sweep);
 std::string agreement_line(const agreement& a);
 std::optional<agreement> read_agreement(std::string_view line, int n);
 
@@ -52,9 +65,10 @@ agreement gather_everyone(const options& opt, const place& where, const std::vec
 
 /// The meeting before the first round, so that the launcher's skew is
 /// never charged to a pair: as gather_everyone, and rank 0 names the run
-/// (`run`) and who came.
+/// (`run`), who came, and the ranks unable to take part (each rank tells
+/// its `trouble`).
 agreement meet_at_start(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                        const std::string& run);
+                        const std::string& run, const std::string& trouble);
 
 /// The run's identity: the Slurm job and step when srun launched it (every
 /// rank knows it), else a name of rank 0's: its start time (UTC) and a

@@ -6,6 +6,7 @@
 
 #include "fabric/cli/console.hpp"
 #include "fabric/cli/json_values.hpp"
+#include "fabric/cm/cm.hpp"
 
 #include <fmt/format.h>
 
@@ -62,13 +63,35 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   return out;
 }
 
-/// A pair whose peer is not there to meet: it did not come to the meeting
-/// before the first round, or it left the sweep since (presence.hpp,
-/// departures). Failed without a wait, saying `why` after the peer's name.
-pair_result unmet_pair(const options& opt, const place& where, int round, int port_round, const pairing& p,
+/// A pair that is not met: the peer did not come to the meeting before
+/// the first round or left the sweep since (presence.hpp, departures), or
+/// either host cannot take part. Failed without a wait, saying `why` after
+/// the name of the rank `who` it is about.
+pair_result unmet_pair(const options& opt, const place& where, int round, int port_round, const pairing& p, int who,
                        std::string_view why) {
   pair_result out = pair_of(opt, where, round, port_round, p);
-  out.error = fmt::format("{} {}", where.hosts[static_cast<std::size_t>(where.rank == p.server ? p.client : p.server)], why);
+  out.error = fmt::format("{} {}", where.hosts[static_cast<std::size_t>(who)], why);
+  return out;
+}
+
+/// What keeps this host from the check's RDMA at the address its peers
+/// dial, when that is sure (rdma_trouble_at); empty otherwise, and for the
+/// checks that do not use this host's RDMA device themselves.
+std::string trouble_here(const options& opt, const std::string& address) {
+  if (opt.run.check == check::acm) return {};  // the ACM service resolves; this host only asks it
+  try {
+    return fabric::rdma_trouble_at(address, opt.run.each_wait());
+  } catch (const fabric::error& e) {
+    if (e.code() == exit_code::interrupted) throw;
+    return {};  // nothing sure: the pairs will tell
+  }
+}
+
+std::vector<nlohmann::json> unable_json(const run_report& rep) {
+  std::vector<nlohmann::json> out;
+  if (rep.where)
+    for (const auto& [r, why] : rep.unable)
+      out.push_back({{"host", rep.where->hosts[static_cast<std::size_t>(r)]}, {"error", why}});
   return out;
 }
 
@@ -90,10 +113,12 @@ nlohmann::json agreement_json(const agreement& a, const place& where, const std:
 std::string start_text(const agreement& start, const run_report& rep, const place& where) {
   double s = rep.start_us.value_or(0) / 1e6;
   if (!start.error.empty()) return fmt::format("start: no meeting with rank 0 in {:.1f} s ({}); every peer is tried", s, start.error);
-  std::string absent;
+  std::string absent, unable;
   for (int r : rep.absent) absent += fmt::format(" {}", where.hosts[static_cast<std::size_t>(r)]);
-  return fmt::format("start: {} of {} ranks met in {:.1f} s{}{}", where.hosts.size() - rep.absent.size(), where.hosts.size(), s,
-                     rep.run ? fmt::format(", run {}", *rep.run) : "", absent.empty() ? "" : "; absent:" + absent);
+  for (const auto& [r, why] : rep.unable) unable += fmt::format(" {} ({})", where.hosts[static_cast<std::size_t>(r)], why);
+  return fmt::format("start: {} of {} ranks met in {:.1f} s{}{}{}", where.hosts.size() - rep.absent.size(), where.hosts.size(),
+                     s, rep.run ? fmt::format(", run {}", *rep.run) : "", absent.empty() ? "" : "; absent:" + absent,
+                     unable.empty() ? "" : "; unable:" + unable);
 }
 
 std::string agreement_text(const agreement& a, const place& where, bool bw) {
@@ -161,9 +186,12 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
 
   // Every rank meets rank 0 before the first round: however far apart the
   // launcher started them, the rounds start together, and a host that did
-  // not come costs its peers no wait.
+  // not come costs its peers no wait, nor does one that says there it
+  // surely cannot take part (no RDMA device, its port down): its pairs
+  // fail at once on both sides.
   auto t0 = fabric::clock::now();
-  auto start = meet_at_start(opt, where, addrs, where.rank == 0 ? new_run_id(env) : std::string());
+  auto trouble = group ? std::string() : trouble_here(opt, addrs[static_cast<std::size_t>(where.rank)]);
+  auto start = meet_at_start(opt, where, addrs, where.rank == 0 ? new_run_id(env) : std::string(), trouble);
   rep.start_us = fabric::us_since(t0);
   if (env.contains("SLURM_JOB_ID") || where.rank == 0 || (start.error.empty() && !start.run.empty()))
     rep.run = env.contains("SLURM_JOB_ID") ? new_run_id(env) : start.run;
@@ -174,7 +202,12 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     came[static_cast<std::size_t>(where.rank)] = true;
     for (int r = 0; r < n; ++r)
       if (!came[static_cast<std::size_t>(r)]) rep.absent.push_back(r);
+    rep.unable = start.unable;
+  } else if (!trouble.empty()) {
+    rep.unable = {{where.rank, trouble}};  // no meeting: only its own is known
   }
+  std::vector<std::string> unable(static_cast<std::size_t>(n));
+  for (const auto& [r, why] : rep.unable) unable[static_cast<std::size_t>(r)] = why;
   con.line(start_text(start, rep, where));
   con.event("sweep", [&] {
     std::vector<std::string> absent_hosts;
@@ -186,6 +219,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
                           {"run", fabric::value_or_null(rep.run)},
                           {"start_us", *rep.start_us},
                           {"absent", absent_hosts},
+                          {"unable", unable_json(rep)},
                           {"peers", fabric::value_or_null(rep.peers)}};
   });
 
@@ -211,9 +245,12 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     if (p.server != where.rank && p.client != where.rank) return;
     int peer = p.server == where.rank ? p.client : p.server;
     int port_round = earlier_rounds + round;
-    auto unmet = [&](std::string_view why) { return unmet_pair(opt, where, round, port_round, p, why); };
-    auto done = !came[static_cast<std::size_t>(peer)] ? unmet("did not come to the start")
-                : gone->left(peer) ? unmet("left the sweep (its rank took connections at the start, and refuses them now)")
+    auto unmet = [&](int who, std::string_view why) { return unmet_pair(opt, where, round, port_round, p, who, why); };
+    auto cannot = [&](int who) { return "cannot take part: " + unable[static_cast<std::size_t>(who)]; };
+    auto done = !came[static_cast<std::size_t>(peer)] ? unmet(peer, "did not come to the start")
+                : !unable[static_cast<std::size_t>(p.server)].empty() ? unmet(p.server, cannot(p.server))
+                : !unable[static_cast<std::size_t>(p.client)].empty() ? unmet(p.client, cannot(p.client))
+                : gone->left(peer) ? unmet(peer, "left the sweep (its rank took connections at the start, and refuses them now)")
                                    : run_pair(opt, where, addrs, round, port_round, p, late, *gone);
     done.retest = retest;
     report_pair(std::move(done));
@@ -289,6 +326,7 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
                   {"run", fabric::value_or_null(rep.run)},
                   {"start_us", fabric::value_or_null(rep.start_us)},
                   {"absent", absent_names(rep)},
+                  {"unable", unable_json(rep)},
                   {"peers", fabric::value_or_null(rep.peers)},
                   {"rounds", rep.round_count},
                   {"retest_rounds", rep.retest_rounds},

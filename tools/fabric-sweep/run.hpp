@@ -21,6 +21,8 @@ struct run_report {
   std::optional<std::string> run;     ///< the run's identity, once known
   std::optional<double> start_us;     ///< the meeting before the first round
   std::vector<int> absent;            ///< ranks that did not come to it
+  /// Ranks that said there what keeps them from RDMA, and what.
+  std::vector<std::pair<int, std::string>> unable;
   /// The hosts this rank's rounds meet, when not every other host
   /// (--quick, --pairs): the report leaves the pairs no rank planned out.
   std::optional<std::vector<std::string>> peers;

@@ -1,12 +1,15 @@
 #include "fabric/cm/cm.hpp"
 
 #include "fabric/verbs/addr.hpp"
+#include "fabric/verbs/ports.hpp"
+#include "fabric/base/text.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 namespace fabric {
 
@@ -118,6 +121,33 @@ ibv_context* sole_device() {
   int n = 0;
   std::unique_ptr<ibv_context*, release<&rdma_free_devices>> list(rdma_get_devices(&n));
   return list && n == 1 ? list.get()[0] : nullptr;
+}
+
+std::string rdma_trouble_at(const std::string& address, std::chrono::milliseconds lookup_timeout) {
+  std::optional<cm_channel> channel;
+  try {
+    channel.emplace();
+  } catch (const error& e) {
+    if (e.code() == exit_code::no_device) return e.what();
+    throw;
+  }
+  addr_query q;
+  q.node = address;
+  q.flags = RAI_PASSIVE;
+  q.port_space = RDMA_PS_TCP;
+  q.lookup_timeout = lookup_timeout;
+  auto info = resolve(q);
+  cm_id id = channel->create_id(RDMA_PS_TCP);
+  if (rdma_bind_addr(id.get(), info->ai_src_addr) != 0) {
+    int err = errno;
+    if (err == ENODEV || err == EADDRNOTAVAIL) return fmt::format("no RDMA device has the address {}", printable(address));
+    throw_errno(err, fmt::format("rdma_bind_addr {}", printable(address)));
+  }
+  ibv_port_attr port{};
+  if (id->verbs && ibv_query_port(id->verbs, id->port_num, &port) == 0 && port.state != IBV_PORT_ACTIVE)
+    return fmt::format("{} port {} is {}", printable(ibv_get_device_name(id->verbs->device)), id->port_num,
+                       port_state_name(port.state));
+  return {};
 }
 
 int resolve_try_ms(const deadline& until) {

@@ -105,6 +105,12 @@ bool settle_each(cm_channel& ch, std::size_t n, std::chrono::milliseconds quiet,
 /// device (librdmacm's context for it); nullptr when it has several.
 ibv_context* sole_device();
 
+/// What surely keeps this host from RDMA at its own `address`: no RDMA
+/// device at all, none that has the address, or the port that has it not
+/// Active. Empty when none of these is so; an error that says nothing sure
+/// (the name's lookup failed, ...) is thrown.
+std::string rdma_trouble_at(const std::string& address, std::chrono::milliseconds lookup_timeout);
+
 /// How long one rdma_resolve_addr or rdma_resolve_route may take in the
 /// kernel. The kernel looks again at a neighbour it is resolving only when
 /// told the neighbour changed, or when this time is up: a resolution whose
