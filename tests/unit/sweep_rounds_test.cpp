@@ -167,14 +167,20 @@ TEST(sweep_meeting, a_rank_tells_what_keeps_it_from_rdma_and_rank_0_tells_everyo
 
   sweep::agreement a;
   a.present = {0, 1, 2, 3};
-  a.unable = {{1, "rxe0 port 1 is DOWN"}, {3, "no RDMA device has the address 10.0.0.4"}};
-  auto back = sweep::read_agreement(sweep::agreement_line(a), 4);
+  a.unable = {{1, "rxe0 port 1 is DOWN"}, {2, "no RDMA device has the address 10.0.0.3"}, {3, "rxe0 port 1 is DOWN"}};
+  auto answer = sweep::agreement_line(a);
+  auto back = sweep::read_agreement(answer, 4);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->unable, a.unable);
-  for (const char* lie : {R"({"retest":[],"unable":[[3,"a"],[1,"b"]]})", R"({"retest":[],"unable":[[1,"a"],[1,"b"]]})",
-                          R"({"retest":[],"unable":[[4,"a"]]})", R"({"retest":[],"unable":[[1]]})",
-                          R"({"retest":[],"unable":[[1,""]]})", R"({"retest":[],"unable":[["1","a"]]})",
-                          R"({"retest":[],"unable":{"1":"a"}})"})
+  EXPECT_EQ(answer.find("DOWN"), answer.rfind("DOWN")) << "a trouble that ranks share is said once: " << answer;
+  for (const char* lie : {R"({"retest":[],"unable":[[3,0],[1,0]],"troubles":["a"]})",
+                          R"({"retest":[],"unable":[[1,0],[1,0]],"troubles":["a"]})",
+                          R"({"retest":[],"unable":[[4,0]],"troubles":["a"]})", R"({"retest":[],"unable":[[1,1]],"troubles":["a"]})",
+                          R"({"retest":[],"unable":[[1,-1]],"troubles":["a"]})", R"({"retest":[],"unable":[[1]],"troubles":["a"]})",
+                          R"({"retest":[],"unable":[[1,0]],"troubles":[""]})", R"({"retest":[],"unable":[[1,0]],"troubles":[7]})",
+                          R"({"retest":[],"unable":[[1,0]]})", R"({"retest":[],"unable":[["1",0]],"troubles":["a"]})",
+                          R"({"retest":[],"unable":[[1,0]],"troubles":["a","b"]})",
+                          R"({"retest":[],"unable":{"1":0},"troubles":["a"]})"})
     EXPECT_FALSE(sweep::read_agreement(lie, 4)) << lie;
 }
 

@@ -7,6 +7,8 @@
 #include "fabric/cli/json_values.hpp"
 
 #include <cmath>
+#include <map>
+#include <string_view>
 
 namespace sweep {
 
@@ -72,9 +74,18 @@ std::optional<rank_word> read_rank_line(std::string_view line, int n, int sweep)
 std::string agreement_line(const agreement& a) {
   json pairs = json::array();
   for (auto [s, c] : a.retest) pairs.push_back({s, c});
+  // Each trouble once, the ranks by its place: a fleet whose hosts share
+  // one trouble (every port down) keeps the line short.
+  json troubles = json::array(), unable = json::array();
+  std::map<std::string_view, std::size_t> said_at;
+  for (const auto& [rank, why] : a.unable) {
+    auto [at, fresh] = said_at.try_emplace(why, said_at.size());
+    if (fresh) troubles.push_back(why);
+    unable.push_back({rank, at->second});
+  }
   return json{{"retest", std::move(pairs)}, {"median_p50_us", a.fleet.median},       {"mad_us", a.fleet.mad},
               {"samples", a.fleet.samples},   {"bar_gbps", fabric::value_or_null(a.bar_gbps)}, {"run", a.run},
-              {"present", a.present}, {"unable", a.unable}}
+              {"present", a.present},         {"unable", std::move(unable)},           {"troubles", std::move(troubles)}}
              .dump(-1, ' ', false, json::error_handler_t::replace) +
          "\n";
 }
@@ -114,15 +125,22 @@ std::optional<agreement> read_agreement(std::string_view line, int n) {
     if (!a.present.empty() && a.present.front() != 0) return std::nullopt;
   }
   if (j.contains("unable")) {
-    // Ranks in order, each once, each with what keeps it from RDMA.
-    if (!j["unable"].is_array() || j["unable"].size() > static_cast<std::size_t>(n)) return std::nullopt;
+    // Ranks in order, each once, each with the place of what keeps it
+    // from RDMA among the troubles.
+    std::vector<std::string> troubles;
+    if (!j["unable"].is_array() || j["unable"].size() > static_cast<std::size_t>(n) || !j.contains("troubles") ||
+        !j["troubles"].is_array() || j["troubles"].size() > j["unable"].size())
+      return std::nullopt;
+    for (const auto& item : j["troubles"])
+      if (!read_trouble(item, troubles.emplace_back())) return std::nullopt;
     for (const auto& item : j["unable"]) {
-      if (!item.is_array() || item.size() != 2 || !item[0].is_number_integer()) return std::nullopt;
-      auto rank = item[0].get<std::int64_t>();
-      std::string why;
-      if (rank < 0 || rank >= n || (!a.unable.empty() && rank <= a.unable.back().first) || !read_trouble(item[1], why))
+      if (!item.is_array() || item.size() != 2 || !item[0].is_number_integer() || !item[1].is_number_unsigned())
         return std::nullopt;
-      a.unable.emplace_back(static_cast<int>(rank), std::move(why));
+      auto rank = item[0].get<std::int64_t>();
+      auto which = item[1].get<std::uint64_t>();
+      if (rank < 0 || rank >= n || (!a.unable.empty() && rank <= a.unable.back().first) || which >= troubles.size())
+        return std::nullopt;
+      a.unable.emplace_back(static_cast<int>(rank), troubles[which]);
     }
   }
   return a;
