@@ -143,10 +143,9 @@ std::string rdma_trouble_at(const std::string& address, std::chrono::millisecond
     if (err == ENODEV || err == EADDRNOTAVAIL) return fmt::format("no RDMA device has the address {}", printable(address));
     throw_errno(err, fmt::format("rdma_bind_addr {}", printable(address)));
   }
-  ibv_port_attr port{};
-  if (id->verbs && ibv_query_port(id->verbs, id->port_num, &port) == 0 && port.state != IBV_PORT_ACTIVE)
-    return fmt::format("{} port {} is {}", printable(ibv_get_device_name(id->verbs->device)), id->port_num,
-                       port_state_name(port.state));
+  auto port = query_port(id.get());
+  if (port.state != IBV_PORT_ACTIVE)
+    return fmt::format("{} port {} is {}", printable(port.device), port.port, port_state_name(port.state));
   return {};
 }
 
