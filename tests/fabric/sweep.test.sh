@@ -2,7 +2,8 @@
 # fabric-sweep in the Soft-RoCE guest: four ranks of one sweep as four
 # processes of this host (each pair on its own port), merged by the report;
 # the other checks; a host that cannot take part (its address on no RDMA
-# device); then one with a host dead from the start, whose rank 0 is pestered by
+# device), and one that only looks so in its own lookup of its name; then
+# one with a host dead from the start, whose rank 0 is pestered by
 # strangers while it gathers the ranks' times; a pair whose peer comes later
 # than its allowance; then the host's health check, with its port up and down.
 . "$(dirname "$0")/lib.sh" "$@"
@@ -127,6 +128,27 @@ pairs = [json.loads(l)["pair"] for l in open(sys.argv[1]) if '"event":"pair"' in
 h4 = [p for p in pairs if "h4" in (p["server"], p["client"])]
 assert len(h4) == 6 and all(p["error"].startswith("h4 cannot take part: ") and p["connect_us"] is None for p in h4), h4
 PY
+
+# A host whose own lookup of its name differs from its peers' (its
+# /etc/hosts puts its name at its management network's address, DNS at
+# its RDMA one): h2, in its own view, is at 10.255.0.1 again; h1 finds it
+# at the RDMA address. Only a literal address is sure, so h2 takes part
+# and the pair passes. (Each rank reads its own /etc/hosts, bound over the
+# guest's in a mount namespace.)
+ip addr add 10.255.0.1/32 dev lo
+printf '%s fabric-h2\n' "$ADDR" >"$WORK/hosts.0"
+printf '10.255.0.1 fabric-h2\n' >"$WORK/hosts.1"
+printf 'h1 %s\nh2 fabric-h2\n' "$ADDR" >"$WORK/own-view.addresses"
+for r in 0 1; do
+  start_bg "own-view-$r" unshare -m /bin/sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$WORK/hosts.$r" \
+    "$SWEEP" --hosts "h[1-2]" --rank "$r" --address-file "$WORK/own-view.addresses" -C 10 $T --retests 0 --json=lines
+done
+for r in 0 1; do wait_bg "own-view-$r" 60 >/dev/null || true; done
+ip addr del 10.255.0.1/32 dev lo
+check "own view: h2, its name at no RDMA device's address in its own lookup only, takes part and its pair passes" \
+  json_lines_check "$WORK/own-view-1.out" \
+  '[l["sweep"]["unable"] for l in lines if l.get("event") == "sweep"] == [[]] and d["ok"] and
+   [(p["server"], p["client"], p["ok"]) for p in d["results"]] == [("h1", "h2", True)]'
 
 # --check bw: RDMA WRITE bandwidth, both directions at once, each side's
 # line carrying both; --unidirectional: the client's writes alone; -C

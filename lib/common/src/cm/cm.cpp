@@ -140,8 +140,12 @@ std::string rdma_trouble_at(const std::string& address, std::chrono::millisecond
   cm_id id = channel->create_id(RDMA_PS_TCP);
   if (rdma_bind_addr(id.get(), info->ai_src_addr) != 0) {
     int err = errno;
-    if (err == ENODEV || err == EADDRNOTAVAIL) return fmt::format("no RDMA device has the address {}", printable(address));
-    throw_errno(err, fmt::format("rdma_bind_addr {}", printable(address)));
+    // Sure only of a literal address: this host's own lookup of a name
+    // (its /etc/hosts naming its management network's address) may
+    // differ from its peers'.
+    if ((err == ENODEV || err == EADDRNOTAVAIL) && is_numeric_address(address))
+      return fmt::format("no RDMA device has the address {}", printable(address));
+    throw_errno(err, fmt::format("rdma_bind_addr {} ({})", printable(address), format_addr(info->ai_src_addr)));
   }
   auto port = query_port(id.get());
   if (port.state != IBV_PORT_ACTIVE)

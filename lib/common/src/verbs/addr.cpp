@@ -16,6 +16,12 @@
 
 namespace fabric {
 
+bool is_numeric_address(const std::string& host) {
+  std::string bare = host.substr(0, host.find('%'));  // an IPv6 scope
+  unsigned char buf[sizeof(in6_addr)];
+  return inet_pton(AF_INET, bare.c_str(), buf) == 1 || inet_pton(AF_INET6, bare.c_str(), buf) == 1;
+}
+
 namespace {
 std::string describe(const addr_query& q) {
   if (q.node.empty()) return q.service.empty() ? std::string("(any)") : fmt::format("port {}", q.service);
@@ -32,17 +38,12 @@ rdma_addrinfo make_hints(const addr_query& q) {
   return hints;
 }
 
-bool is_numeric(const std::string& host) {
-  std::string bare = host.substr(0, host.find('%'));  // an IPv6 scope
-  unsigned char buf[sizeof(in6_addr)];
-  return inet_pton(AF_INET, bare.c_str(), buf) == 1 || inet_pton(AF_INET6, bare.c_str(), buf) == 1;
-}
-
 addrinfo_ptr getaddrinfo_or_throw(const addr_query& q, rdma_addrinfo hints) {
   // A host name is looked up first, within its bound, so that
   // rdma_getaddrinfo gets an address and never waits on DNS itself.
   std::string node = q.node;
-  bool by_name = !node.empty() && (hints.ai_flags & RAI_NUMERICHOST) == 0 && q.family != AF_IB && !is_numeric(node);
+  bool by_name =
+      !node.empty() && (hints.ai_flags & RAI_NUMERICHOST) == 0 && q.family != AF_IB && !is_numeric_address(node);
   if (by_name) {
     node = lookup_host(node, q.family, q.lookup_timeout);
     hints.ai_flags |= RAI_NUMERICHOST;
@@ -78,7 +79,7 @@ struct pending_lookup {
 }  // namespace
 
 std::string lookup_host(const std::string& host, int family, std::chrono::milliseconds timeout) {
-  if (is_numeric(host)) return host;
+  if (is_numeric_address(host)) return host;
   auto req = std::make_unique<pending_lookup>();
   req->name = host;
   req->hints.ai_family = family;

@@ -106,9 +106,11 @@ bool settle_each(cm_channel& ch, std::size_t n, std::chrono::milliseconds quiet,
 ibv_context* sole_device();
 
 /// What surely keeps this host from RDMA at its own `address`: no RDMA
-/// device at all, none that has the address, or the port that has it not
-/// Active. Empty when none of these is so; an error that says nothing sure
-/// (the name's lookup failed, ...) is thrown.
+/// device at all, none that has the address (a literal one: a name may
+/// look up differently here than on the peers), or the port that has it
+/// not Active. Empty when none of these is so; an error that says nothing
+/// sure (the name's lookup failed, or gave an address no RDMA device has)
+/// is thrown.
 std::string rdma_trouble_at(const std::string& address, std::chrono::milliseconds lookup_timeout);
 
 /// How long one rdma_resolve_addr or rdma_resolve_route may take in the

@@ -15,6 +15,10 @@ namespace fabric {
 /// How long a host name's lookup may take unless a tool says otherwise.
 inline constexpr std::chrono::milliseconds default_lookup_timeout{10'000};
 
+/// Whether `host` is an IPv4 or IPv6 literal (an IPv6 scope allowed), not
+/// a name to look up.
+bool is_numeric_address(const std::string& host);
+
 /// The numeric address ("10.0.0.1", "fd00::1") of a host name, looked up
 /// within `timeout`; a numeric address comes back unchanged. Throws
 /// error(timeout) when the system resolver does not answer in time,
