@@ -78,4 +78,12 @@ TEST(rc_bandwidth_wire, a_writers_figures_read_back_and_impossible_ones_are_refu
   EXPECT_DOUBLE_EQ(fabric::transfer{}.gbps(), 0);
 }
 
+TEST(rc_bandwidth, writes_in_flight_keep_the_pipe_full_and_drain_soon) {
+  EXPECT_EQ(fabric::writes_in_flight(4096), fabric::max_writes_in_flight);
+  EXPECT_EQ(fabric::writes_in_flight(std::uint64_t{512} << 10), 8u);
+  EXPECT_EQ(fabric::writes_in_flight(std::uint64_t{1} << 20), 4u) << "4 MiB of 1 MiB writes at most";
+  EXPECT_EQ(fabric::writes_in_flight(std::uint64_t{3} << 20), 2u) << "never fewer than two";
+  EXPECT_EQ(fabric::writes_in_flight(fabric::max_write_bytes), 2u);
+}
+
 }  // namespace

@@ -123,7 +123,7 @@ constexpr std::uint64_t write_id = 1, done_send_id = 2, done_recv_id = 3;
 
 rc_config bandwidth_config() {
   rc_config cfg;
-  cfg.send_depth = writes_in_flight + 1;  // the writes, and the closing message
+  cfg.send_depth = max_writes_in_flight + 1;  // the writes, and the closing message
   cfg.recv_depth = 1;
   cfg.signal_all = true;
   return cfg;
@@ -181,7 +181,7 @@ struct both_ways {
 };
 
 /// After ESTABLISHED, on both sides: writes `job` (if any) with
-/// writes_in_flight writes outstanding, then sends its figures and waits
+/// writes_in_flight(size) writes outstanding, then sends its figures and waits
 /// for the peer's, each wait within `limit`. A peer that heard ours may
 /// disconnect before its ACK of it left: its DISCONNECTED on `channel`
 /// says it was taken.
@@ -191,8 +191,9 @@ both_ways exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::
   std::uint64_t posted = 0, completed = 0;
   bool writing = job.has_value(), sent_done = false, done_delivered = false, heard_peer = false;
   clock::time_point first{}, last{};
+  std::uint32_t depth = job ? writes_in_flight(job->size) : 0;
   auto post_writes = [&] {
-    while (writing && posted - completed < writes_in_flight) {
+    while (writing && posted - completed < depth) {
       if (posted > 0 && (job->count > 0 ? posted >= job->count : clock::now() - first >= job->duration)) {
         writing = false;
         break;

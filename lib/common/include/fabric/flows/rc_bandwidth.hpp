@@ -14,6 +14,7 @@
 #include "fabric/base/meet.hpp"
 #include "fabric/base/wait.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstddef>
@@ -28,10 +29,17 @@ namespace fabric {
 /// of this size (what it writes from and what the peer writes into), well
 /// within the toolkit's memory limit of 1 GiB a process.
 inline constexpr std::uint32_t max_write_bytes = std::uint32_t{256} << 20;
-/// Writes a side keeps in flight: a pipe of 1 MiB writes stays full on
-/// links of hundreds of Gb/s. All of them read the same buffer, so the
-/// depth costs no memory.
-inline constexpr std::uint32_t writes_in_flight = 8;
+/// Writes a side keeps in flight: up to 8, which keep a pipe of hundreds of
+/// Gb/s full, and no more than 4 MiB of them (at least two: one on the wire
+/// while the next is posted), so that what is still in flight when the
+/// time is up drains soon over a slow link too, within the pair's time.
+/// All of them read the same buffer, so the depth costs no memory.
+inline constexpr std::uint32_t max_writes_in_flight = 8;
+constexpr std::uint32_t writes_in_flight(std::uint64_t size) {
+  constexpr std::uint64_t most_bytes = std::uint64_t{4} << 20;
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(most_bytes / std::max<std::uint64_t>(size, 1), 2,
+                                                              max_writes_in_flight));
+}
 /// The most writes, and the longest time, a plan may ask for.
 inline constexpr std::uint64_t max_write_count = std::uint64_t{1} << 32;
 inline constexpr std::chrono::milliseconds max_write_time{std::chrono::hours(1)};
