@@ -456,6 +456,10 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
     if (again)
       for (const auto& x : *again) latest_sweep = std::max(latest_sweep, x.p.sweep);
   });
+  // The figures of the latest sweep's rounds, which the verdicts' bar is
+  // made of: a re-test ran beside fewer pairs than a round (alone, at the
+  // end), so its figure is judged against the bar but not part of it.
+  std::vector<double> fleet;
   std::size_t visited = 0;
   for_each_meeting([&](std::uint32_t lo, std::uint32_t hi, const meeting* round, const std::vector<meeting>* again) {
     if ((++visited & 0xffff) == 0) fabric::throw_if_interrupted();
@@ -474,7 +478,10 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
       return p;
     };
     merged_pair out;
-    if (round && round->p.sweep == latest) out = state_named(*round);
+    if (round && round->p.sweep == latest) {
+      out = state_named(*round);
+      if (auto f = out.figure(); f && out.state == pair_state::ok) fleet.push_back(*f);
+    }
     if (again) {
       const merged_pair* best = nullptr;
       std::optional<merged_pair> failed;
@@ -529,15 +536,9 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
   run = {};  // the records' memory, before the verdicts
 
   // Slow pairs, by the rule of the check (the run's re-tests use it too).
-  std::vector<double> figures;
-  std::vector<std::size_t> which;
-  for (std::size_t i = 0; i < m.pairs.size(); ++i)
-    if (auto f = m.pairs[i].figure(); f && m.pairs[i].state == pair_state::ok) {
-      figures.push_back(*f);
-      which.push_back(i);
-    }
-  if (kind_of(m.check).judged != judged_by::delivery)
-    for (auto i : slow_pairs(m.check, figures, o, m.bar)) m.pairs[which[i]].state = pair_state::slow;
+  m.bar = bar_of(m.check, fleet, o);
+  for (auto& p : m.pairs)
+    if (auto f = p.figure(); f && p.state == pair_state::ok && is_slow(m.check, *f, m.bar)) p.state = pair_state::slow;
   for (const auto& p : m.pairs) ++m.counts[static_cast<int>(p.state)];
 
   m.rounds = static_cast<int>(slowest.size());
@@ -576,11 +577,11 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
     auto cover = cover_of(m, [](pair_state st) { return st == pair_state::slow; });
     auto explaining = cover.hosts.size() + cover.links_left;
     if (explaining > std::max<std::size_t>(1, n / 4)) {
-      std::sort(figures.begin(), figures.end());
+      std::sort(fleet.begin(), fleet.end());
       m.notes.push_back(fmt::format(
           "the slow pairs take {} of {} hosts to explain, more than a few bad links would: the fleet's own spread "
           "(lowest {}, median {}, p90 {} Gb/s) may be wider than --bw-fraction {} allows",
-          explaining, n, gbps_text(figures.front()), gbps_text(figures[figures.size() / 2]), gbps_text(*m.bar.best_gbps),
+          explaining, n, gbps_text(fleet.front()), gbps_text(fleet[fleet.size() / 2]), gbps_text(*m.bar.best_gbps),
           m.bar.bw_fraction));
     }
   }

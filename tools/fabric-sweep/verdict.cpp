@@ -12,6 +12,10 @@ using nlohmann::json;
 
 namespace {
 
+// Three pairs or more make a fleet: with fewer, one pair's figure would
+// set the bar it is judged by.
+constexpr std::size_t fleet_size = 3;
+
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -36,36 +40,54 @@ std::optional<double> fleet_bar::bar_gbps() const {
   return bar;
 }
 
+fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_options& o) {
+  fleet_bar bar;
+  switch (kind_of(c).judged) {
+    case judged_by::delivery:  // no figures: a pair passes or fails
+      break;
+    case judged_by::bandwidth:
+      bar.bw_fraction = o.bw_fraction;
+      bar.expect_gbps = o.expect_gbps;
+      if (fleet.size() >= fleet_size) {
+        // The 90th percentile, nearest rank: one lucky pair does not set the bar.
+        std::vector<double> sorted = fleet;
+        auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(sorted.size()))) - 1;
+        std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
+        bar.best_gbps = sorted[rank];
+      }
+      break;
+    case judged_by::time:
+      bar.fleet = spread_of(fleet);
+      bar.outlier_factor = o.outlier_factor;
+      break;
+  }
+  return bar;
+}
+
+bool is_slow(check c, double figure, const fleet_bar& bar) {
+  constexpr double mad_to_sigma = 1.4826;  // a normal distribution's MAD to its standard deviation
+  switch (kind_of(c).judged) {
+    case judged_by::delivery:
+      return false;
+    case judged_by::bandwidth: {
+      auto floor = bar.bar_gbps();
+      return floor && figure < *floor;
+    }
+    case judged_by::time: {
+      const auto& f = bar.fleet;
+      return f.samples >= fleet_size && figure > bar.outlier_factor * f.median &&
+             figure > f.median + 3 * mad_to_sigma * f.mad;
+    }
+  }
+  return false;
+}
+
 std::vector<std::size_t> slow_pairs(check c, const std::vector<double>& figures, const verdict_options& o,
                                     fleet_bar& bar) {
-  // Three pairs or more make a fleet: with fewer, one pair's figure would
-  // set the bar it is judged by.
-  constexpr std::size_t fleet_size = 3;
+  bar = bar_of(c, figures, o);
   std::vector<std::size_t> out;
-  bar = {};
-  if (kind_of(c).judged == judged_by::delivery) return out;  // no figures: a pair passes or fails
-  if (kind_of(c).judged == judged_by::bandwidth) {
-    bar.bw_fraction = o.bw_fraction;
-    bar.expect_gbps = o.expect_gbps;
-    if (figures.size() >= fleet_size) {
-      // The 90th percentile, nearest rank: one lucky pair does not set the bar.
-      std::vector<double> sorted = figures;
-      auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(sorted.size()))) - 1;
-      std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
-      bar.best_gbps = sorted[rank];
-    }
-    auto floor = bar.bar_gbps();
-    for (std::size_t i = 0; floor && i < figures.size(); ++i)
-      if (figures[i] < *floor) out.push_back(i);
-    return out;
-  }
-  bar.fleet = spread_of(figures);
-  bar.outlier_factor = o.outlier_factor;
-  constexpr double mad_to_sigma = 1.4826;  // a normal distribution's MAD to its standard deviation
-  const auto& f = bar.fleet;
-  if (f.samples < fleet_size) return out;
   for (std::size_t i = 0; i < figures.size(); ++i)
-    if (figures[i] > o.outlier_factor * f.median && figures[i] > f.median + 3 * mad_to_sigma * f.mad) out.push_back(i);
+    if (is_slow(c, figures[i], bar)) out.push_back(i);
   return out;
 }
 

@@ -37,8 +37,16 @@ struct fleet_bar {
 /// above it (judged with three pairs or more, so that noise and a fleet
 /// of two are not outliers); a bw pair is slow below `bw_fraction` of the
 /// fleet's 90th percentile (three pairs or more), or below `expect_gbps`.
-/// `figures` are p50s in us or bandwidths in Gb/s, one per pair; returns
-/// the indices of the slow ones, ascending, and the bar in `bar`.
+/// Figures are p50s in us or bandwidths in Gb/s, one per pair.
+///
+/// The bar of a check from the fleet's figures: the sweep's rounds, each
+/// measured beside as many pairs as the others (a re-test runs beside
+/// fewer, and is judged against the rounds' bar, not part of it).
+fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_options& o);
+/// Whether a pair's figure is slow by `bar`.
+[[nodiscard]] bool is_slow(check c, double figure, const fleet_bar& bar);
+/// The indices of the slow ones among `figures`, ascending, judged by the
+/// bar they make themselves (returned in `bar`).
 std::vector<std::size_t> slow_pairs(check c, const std::vector<double>& figures, const verdict_options& o,
                                     fleet_bar& bar);
 
