@@ -168,6 +168,14 @@ expect_rc 1 "report --check bw --pairs: the suspects again, still slow (1)" "$SW
 check "report --check bw --pairs: just d's three pairs met, each slow" json_check "$LAST_OUT" \
   'sorted((r["a"], r["b"], r["state"]) for r in d["results"] if r["state"] != "missing") ==
      [("fabric-a", "fabric-d", "slow"), ("fabric-b", "fabric-d", "slow"), ("fabric-c", "fabric-d", "slow")]'
+# The same link with 1 MiB writes (the default -S) and a wait shorter than
+# its four writes in flight take, longer than one: the pair fails, and
+# says how far its writes got and at what rate.
+stuck_ms=$(awk -v m="$eighth_mbit" 'BEGIN {printf "%d", 16000 / m + 1000}')
+srun -N2 -w fabric-a,fabric-d --ntasks-per-node=1 --label "$SWEEP" "${BASE[@]}" --check bw --duration 300 \
+  --timeout "$stuck_ms" --retests 0 >"$WORK/bw-stuck.jsonl" 2>"$WORK/bw-stuck.err" || true
+check "--check bw, writes outlasting the wait: the error says how far they got, in Gb/s" grep -Eq \
+  'the writes did not complete in time \([0-9]+ of 4 writes of 1048576 bytes in [0-9.]+ s: [0-9.e-]+ Gb/s' "$WORK/bw-stuck.jsonl"
 clear_tc
 
 # 3. ClusterShell with the bed's remote shell, host d down from the start:

@@ -232,6 +232,14 @@ both_ways exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::
     } else {
       n = ep.cq().wait(wcs, limit.next());
     }
+    if (n == 0 && !sent_done && completed > 0) {
+      // A link far below its rate: what it wrote so far says how far.
+      transfer so_far{completed * job->size, std::chrono::duration<double>(last - first).count()};
+      throw error(exit_code::timeout,
+                  fmt::format("{}: the writes did not complete in time ({} of {} writes of {} bytes in {:.1f} s: {:.3g} "
+                              "Gb/s: a link this slow needs a longer wait or smaller writes)",
+                              peer, completed, posted, job->size, so_far.seconds, so_far.gbps()));
+    }
     if (n == 0)
       throw error(exit_code::timeout, fmt::format("{}: {} in time", peer,
                                                   !sent_done      ? "the writes did not complete"
