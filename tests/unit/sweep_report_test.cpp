@@ -267,6 +267,7 @@ TEST(sweep_report_bw, a_directional_matrix_judged_by_the_lower_direction) {
   EXPECT_FALSE(doc.contains("results")) << "written one at a time, as the document is";
   sweep::each_result(m, [&](const nlohmann::json& r) { doc["results"].push_back(r); });
   EXPECT_DOUBLE_EQ(doc["summary"]["bandwidth_bar"]["p90_gbps"].get<double>(), 95);
+  EXPECT_TRUE(doc["summary"]["bandwidth_bar"]["spread_gbps"].is_null()) << "six pairs measure no spread";
   EXPECT_DOUBLE_EQ(doc["results"][1]["bandwidth"]["b_to_a"]["gbps"].get<double>(), 60);
 }
 
@@ -318,6 +319,38 @@ TEST(sweep_report_bw, a_retest_beside_fewer_pairs_is_judged_by_the_rounds_bar_no
   EXPECT_EQ(pair_of(m, "b", "e").state, pair_state::slow);
   EXPECT_EQ(pair_of(m, "d", "e").state, pair_state::ok) << "its re-test passed";
   EXPECT_DOUBLE_EQ(*pair_of(m, "d", "e").figure(), 0.060) << "the best of its re-tests stands";
+}
+
+TEST(sweep_rules, a_fleet_that_varies_lowers_the_bw_bar_to_its_spread_a_third_at_most) {
+  sweep::fleet_bar bar;
+  // Eight virtual machines on two cores, the rounds of a bw sweep: healthy
+  // pairs from 0.021 to 0.035 Gb/s (the last round's fastest: its pairs
+  // ended one by one, leaving the others more of the cores), one at 0.0105.
+  std::vector<double> guests{0.0105, 0.0212, 0.0213, 0.0216, 0.0218, 0.0219, 0.0220, 0.0222, 0.0223, 0.0224,
+                             0.0225, 0.0226, 0.0227, 0.0227, 0.0227, 0.0230, 0.0232, 0.0234, 0.0235, 0.0236,
+                             0.0243, 0.0247, 0.0247, 0.0250, 0.0286, 0.0310, 0.0325, 0.0347};
+  EXPECT_EQ(sweep::slow_pairs(sweep::check::bw, guests, defaults, bar), (std::vector<std::size_t>{0}));
+  EXPECT_TRUE(bar.lowered_by_spread());
+  ASSERT_TRUE(bar.spread_gbps && bar.bar_gbps());
+  EXPECT_NEAR(*bar.bar_gbps(), 2.0 / 3 * 0.93 * 0.0310, 1e-9) << "the spread reaches lower: a third at most";
+  std::size_t by_fraction = 0;
+  for (double g : guests) by_fraction += g < 0.93 * *bar.best_gbps ? 1 : 0;
+  EXPECT_EQ(by_fraction, 25u) << "the fraction alone";
+  // A fabric within a few percent: its spread reaches above the fraction's
+  // bar and changes nothing; a link at 0.92 of the fleet is slow.
+  std::vector<double> fabric{96.0, 95.5, 96.2, 95.8, 96.1, 95.9, 96.3, 95.7, 96.0, 95.6, 88.3};
+  EXPECT_EQ(sweep::slow_pairs(sweep::check::bw, fabric, defaults, bar), (std::vector<std::size_t>{10}));
+  EXPECT_FALSE(bar.lowered_by_spread());
+  EXPECT_DOUBLE_EQ(*bar.bar_gbps(), 0.93 * 96.2);
+  // Two of five hosts at half their rate: seven of ten pairs, a spread as
+  // wide as the fleet; below two thirds of the fraction's bar they are slow.
+  std::vector<double> halved{96, 95, 96, 48, 48, 48, 48, 48, 48, 47};
+  EXPECT_EQ(sweep::slow_pairs(sweep::check::bw, halved, defaults, bar).size(), 7u);
+  // Fewer than ten pairs measure no spread: one host of four at 0.75 of
+  // its rate is half the pairs, and slow by the fraction.
+  std::vector<double> four{96, 95, 96, 72, 72, 71};
+  EXPECT_EQ(sweep::slow_pairs(sweep::check::bw, four, defaults, bar).size(), 3u);
+  EXPECT_FALSE(bar.spread_gbps);
 }
 
 /// ClusterKit's rules, as its documentation states them: latency bad above

@@ -114,6 +114,7 @@ void to_json(json& j, const options& opt, const matrix& m) {
   json bar = nullptr;
   if (bw)
     bar = {{"p90_gbps", fabric::value_or_null(m.bar.best_gbps)},
+           {"spread_gbps", fabric::value_or_null(m.bar.spread_gbps)},
            {"fraction", m.bar.bw_fraction},
            {"expect_gbps", fabric::value_or_null(m.bar.expect_gbps)},
            {"bar_gbps", fabric::value_or_null(m.bar.bar_gbps())}};

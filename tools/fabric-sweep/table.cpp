@@ -127,6 +127,8 @@ std::string format_matrix(const matrix& m) {
     auto bar = m.bar.bar_gbps();
     s += bar ? fmt::format("bar {} Gb/s", gbps_text(*bar)) : std::string("no bar (fewer than 3 pairs measured)");
     if (m.bar.best_gbps) s += fmt::format(" ({} of the fleet's p90 {} Gb/s", m.bar.bw_fraction, gbps_text(*m.bar.best_gbps));
+    if (m.bar.lowered_by_spread())
+      s += fmt::format(", lowered a third at most to its spread: median less 3 MADs {} Gb/s", gbps_text(*m.bar.spread_gbps));
     if (m.bar.expect_gbps)
       s += fmt::format("{}expected {} Gb/s", m.bar.best_gbps ? "; " : " (", gbps_text(*m.bar.expect_gbps));
     if (m.bar.best_gbps || m.bar.expect_gbps) s += ")";

@@ -1,5 +1,6 @@
-// Outliers: the fleet's median and spread of round-trip times, and the
-// pairs far above it.
+// Outliers: the bar of each check, made of the fleet's figures (its median
+// and spread of times; its bandwidth's 90th percentile and spread), and the
+// pairs past it.
 #include "verdict.hpp"
 
 #include <algorithm>
@@ -15,6 +16,15 @@ namespace {
 // Three pairs or more make a fleet: with fewer, one pair's figure would
 // set the bar it is judged by.
 constexpr std::size_t fleet_size = 3;
+// Ten pairs or more (five hosts) measure the fleet's spread: with fewer,
+// one host's pairs are half of them or more, and a host below its rate
+// would pass as spread.
+constexpr std::size_t spread_fleet_size = 10;
+// The fleet's spread lowers the fraction's bar by a third at most: below
+// that, a link is slow however much the fleet varies (the safeguard when
+// many pairs are below their rate and make the spread).
+constexpr double spread_lowers_to = 2.0 / 3.0;
+constexpr double mad_to_sigma = 1.4826;  // a normal distribution's MAD to its standard deviation
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -36,8 +46,16 @@ spread spread_of(std::vector<double> p50s) {
 
 std::optional<double> fleet_bar::bar_gbps() const {
   std::optional<double> bar = expect_gbps;
-  if (best_gbps) bar = std::max(bar.value_or(0.0), bw_fraction * *best_gbps);
+  if (best_gbps) {
+    double by_fraction = bw_fraction * *best_gbps, by_fleet = by_fraction;
+    if (spread_gbps) by_fleet = std::max(std::min(by_fraction, *spread_gbps), spread_lowers_to * by_fraction);
+    bar = std::max(bar.value_or(0.0), by_fleet);
+  }
   return bar;
+}
+
+bool fleet_bar::lowered_by_spread() const {
+  return best_gbps && spread_gbps && *spread_gbps < bw_fraction * *best_gbps;
 }
 
 fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_options& o) {
@@ -55,6 +73,10 @@ fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_option
         std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
         bar.best_gbps = sorted[rank];
       }
+      if (fleet.size() >= spread_fleet_size) {
+        auto f = spread_of(fleet);
+        bar.spread_gbps = f.median - 3 * mad_to_sigma * f.mad;
+      }
       break;
     case judged_by::time:
       bar.fleet = spread_of(fleet);
@@ -65,7 +87,6 @@ fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_option
 }
 
 bool is_slow(check c, double figure, const fleet_bar& bar) {
-  constexpr double mad_to_sigma = 1.4826;  // a normal distribution's MAD to its standard deviation
   switch (kind_of(c).judged) {
     case judged_by::delivery:
       return false;

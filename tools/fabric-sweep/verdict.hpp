@@ -25,18 +25,27 @@ struct fleet_bar {
   spread fleet;                      ///< latency checks: the pairs' p50s
   double outlier_factor = 0;         ///< latency checks: the factor of the median judged by
   std::optional<double> best_gbps;   ///< bw: the 90th percentile (nearest rank) of the pairs' figures
+  /// bw: how low the fleet's own spread reaches (its median less 3 scaled
+  /// MADs), with ten pairs or more: then one host's pairs are a minority
+  /// that cannot widen it.
+  std::optional<double> spread_gbps;
   double bw_fraction = 0;            ///< bw: the fraction of best_gbps a pair must reach
   std::optional<double> expect_gbps; ///< bw: the absolute floor asked for
-  /// bw: the figure below which a pair is slow (the higher of the two
-  /// floors); nullopt when neither applies.
+  /// bw: bw_fraction of best_gbps, lowered to spread_gbps by a third at
+  /// most (a fleet that varies more than the fraction allows: virtual
+  /// machines, a busy fabric), or expect_gbps when higher; nullopt when
+  /// neither applies.
   [[nodiscard]] std::optional<double> bar_gbps() const;
+  /// bw: whether the fleet's spread lowered the bar.
+  [[nodiscard]] bool lowered_by_spread() const;
 };
 
 /// The rule of each check, in one place: a latency check's pair is slow
 /// above `outlier_factor` times the fleet's median p50 and 3 scaled MADs
 /// above it (judged with three pairs or more, so that noise and a fleet
 /// of two are not outliers); a bw pair is slow below `bw_fraction` of the
-/// fleet's 90th percentile (three pairs or more), or below `expect_gbps`.
+/// fleet's 90th percentile (three pairs or more; lowered by the fleet's
+/// spread, a third at most), or below `expect_gbps`.
 /// Figures are p50s in us or bandwidths in Gb/s, one per pair.
 ///
 /// The bar of a check from the fleet's figures: the sweep's rounds, each
