@@ -103,7 +103,8 @@ void add_options(CLI::App& app, options& opt) {
                  "Latency checks: a pair is slow when its median time is this many times the fleet's (and 3 MADs above it)")
       ->check(finite)->check(CLI::Range(1.0, 1000.0))->capture_default_str();
   auto* bw_fraction = app.add_option("--bw-fraction", v.bw_fraction,
-                 "bw: a pair is slow below this fraction of the fleet's 90th percentile")
+                 "bw: a pair is slow below this fraction of the fleet's 90th percentile (lowered to a varying "
+                 "fleet's spread, a third at most)")
       ->check(finite)->check(CLI::Range(0.01, 1.0))->capture_default_str();
   auto* expect_gbps = app.add_option("--expect-gbps", v.expect_gbps, "bw: a pair is slow below this many Gb/s, whatever the fleet's")
       ->check(finite)->check(CLI::Range(0.001, 1e6))->type_name("GBPS");
