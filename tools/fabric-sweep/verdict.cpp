@@ -72,10 +72,10 @@ fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_option
         auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(sorted.size()))) - 1;
         std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(rank), sorted.end());
         bar.best_gbps = sorted[rank];
-      }
-      if (fleet.size() >= spread_fleet_size) {
-        auto f = spread_of(fleet);
-        bar.spread_gbps = f.median - 3 * mad_to_sigma * f.mad;
+        if (fleet.size() >= spread_fleet_size) {
+          auto f = spread_of(std::move(sorted));  // the copy's last use: no second one
+          bar.spread_gbps = f.median - 3 * mad_to_sigma * f.mad;
+        }
       }
       break;
     case judged_by::time:
