@@ -307,23 +307,25 @@ done
 # (h1: still in round 3) and waited on while it answered an earlier round.
 printf '1 h1 h5\n2 h1 h3\n3 h1 h4\n4 h1 h2\n' >"$WORK/late-pairs"
 LATE=(--hosts "h[1-5]" --address "$ADDR" --pairs "$WORK/late-pairs" -C 5 --timeout 2000 --retests 0 --json=lines)
-# doomed NAME RANK ARGS...: runs the rank (its lines in NAME-RANK.out) and
-# kills it the moment it says the sweep started (the shell's own read: no
-# program to start in between).
+# doomed SIGNAL NAME RANK ARGS...: runs the rank (its lines in
+# NAME-RANK.out, its pid in NAME-RANK.pid) and sends it SIGNAL the moment
+# it says the sweep started (the shell's own read: no program to start in
+# between); returns when the rank has ended.
 doomed() {
-  local name=$1 r=$2 pid line
-  shift 2
+  local sig=$1 name=$2 r=$3 pid line
+  shift 3
   mkfifo "$WORK/$name-$r.pipe"
   "$SWEEP" "$@" --rank "$r" >"$WORK/$name-$r.pipe" 2>/dev/null &
   pid=$!
+  echo "$pid" >"$WORK/$name-$r.pid"
   while IFS= read -r line; do
     printf '%s\n' "$line"
-    [[ $line == *'"event":"sweep"'* ]] && kill -KILL "$pid"
+    [[ $line == *'"event":"sweep"'* ]] && kill -s "$sig" "$pid"
   done <"$WORK/$name-$r.pipe" >"$WORK/$name-$r.out"
   wait "$pid" 2>/dev/null || true
 }
-doomed late 2 "${LATE[@]}" & d3=$!
-doomed late 3 "${LATE[@]}" & d4=$!
+doomed KILL late 2 "${LATE[@]}" & d3=$!
+doomed KILL late 3 "${LATE[@]}" & d4=$!
 for r in 0 1 4; do start_bg "late-$r" "$SWEEP" "${LATE[@]}" --rank "$r"; done
 wait "$d3" "$d4"
 : >"$WORK/late.jsonl"
@@ -338,24 +340,26 @@ check "report: h1-h2 met in round 4 though h1 came later than its allowance" jso
 "$SWEEP" report --outlier-factor 1000 "$WORK/late.jsonl" 2>/dev/null | grep '^failed:' | sed 's/^/    | /'
 
 # A stranger on a pair's port: h1 listens in round 2 for h2, which comes
-# late, after waiting out h3 (killed as the sweep starts) in round 1; an
-# rping client dials h1's port (18516: the second round's first) in the
-# meantime. Its request lacks the pair's key: h1 refuses it and goes on
-# waiting, and h1-h2 passes (taken as h2, it failed the pair).
+# late, after waiting out h3 (frozen as the sweep starts: silent, not
+# gone) in round 1; an rping client dials h1's port (18516: the second
+# round's first) in the meantime. Its request lacks the pair's key: h1
+# refuses it and goes on waiting, and h1-h2 passes (taken as h2, it failed
+# the pair). (A killed h3 refuses h2 at once, "left the sweep": h2 then
+# came about as soon as h1, and h1 listened too briefly to be seen.)
 printf '1 h2 h3\n2 h1 h2\n' >"$WORK/stranger-pairs"
 STRANGER=(--hosts "h[1-3]" --address "$ADDR" --pairs "$WORK/stranger-pairs" -C 5 --timeout 3000 --retests 0 --json=lines)
-doomed stranger 2 "${STRANGER[@]}" & d3=$!
+doomed STOP stranger 2 "${STRANGER[@]}" & d3=$!
 for r in 0 1; do start_bg "stranger-$r" "$SWEEP" "${STRANGER[@]}" --rank "$r"; done
 check "stranger: h1 listens for h2" wait_cm_listen 18516 10
 run_capped 20 "$ORIG/rping" -c -a "$ADDR" -p 18516 -C 1
-check "stranger: rping's request was refused" grep -q REJECTED "$LAST_ERR" "$LAST_OUT"
+# 28: the listener's own refusal (8 would be nobody listening).
+check "stranger: rping's request was refused by h1" grep -q "REJECTED, error 28" "$LAST_ERR" "$LAST_OUT"
+for r in 0 1; do wait_bg "stranger-$r" 60 >/dev/null || true; done
+kill -KILL "$(cat "$WORK/stranger-2.pid")"
 wait "$d3"
 : >"$WORK/stranger.jsonl"
-for r in 0 1 2; do
-  [ "$r" = 2 ] || wait_bg "stranger-$r" 60 >/dev/null || true
-  sed "s/^/h$((r + 1)): /" "$WORK/stranger-$r.out" >>"$WORK/stranger.jsonl"
-done
-expect_rc 1 "report, a stranger on h1's port and h3 killed: h3's pair fails (1)" \
+for r in 0 1 2; do sed "s/^/h$((r + 1)): /" "$WORK/stranger-$r.out" >>"$WORK/stranger.jsonl"; done
+expect_rc 1 "report, a stranger on h1's port and h3 frozen: h3's pair fails (1)" \
   "$SWEEP" report --outlier-factor 1000 -j "$WORK/stranger.jsonl"
 check "report: h1-h2 passed, the stranger refused" json_check "$LAST_OUT" \
   '{(r["a"], r["b"]): r["state"] for r in d["results"] if r["state"] != "missing"} == {("h2", "h3"): "failed", ("h1", "h2"): "ok"}'
