@@ -4,6 +4,7 @@
 
 #include "fabric/acm/acm.hpp"
 #include "fabric/acm/sa.hpp"
+#include "fabric/base/sockaddr.hpp"
 #include "fabric/verbs/ports.hpp"
 
 #include <fmt/format.h>
@@ -90,7 +91,7 @@ std::vector<json> collect_ports(const options& opt) {
     j["lid"] = u.base_lid;
     j["sm_lid"] = u.sm_lid;
     j["sm_sl"] = u.sm_sl;
-    j["gid"] = fabric::acm::format_gid(u.gid());
+    j["gid"] = fabric::format_gid(u.gid());
     json pkeys = json::array();
     for (auto k : u.pkeys) pkeys.push_back(fmt::format("0x{:04x}", k));
     j["pkeys"] = std::move(pkeys);

@@ -2,6 +2,7 @@
 // and summary. No I/O here.
 #include "ib_acme.hpp"
 
+#include "fabric/base/sockaddr.hpp"
 #include "fabric/cli/fields.hpp"
 #include "fabric/cli/json_values.hpp"
 #include "fabric/verbs/ports.hpp"
@@ -16,8 +17,8 @@ namespace acm = fabric::acm;
 
 std::string format_path(const acm::path_record& p) {
   std::string s = "Path information\n";
-  s += fmt::format("  dgid: {}\n", acm::format_gid(p.dgid));
-  s += fmt::format("  sgid: {}\n", acm::format_gid(p.sgid));
+  s += fmt::format("  dgid: {}\n", fabric::format_gid(p.dgid));
+  s += fmt::format("  sgid: {}\n", fabric::format_gid(p.sgid));
   s += fmt::format("  dlid: {}\n", p.dlid);
   s += fmt::format("  slid: {}\n", p.slid);
   s += fmt::format("  flow label: 0x{:x}\n", (p.raw_traffic ? 1u << 23 : 0u) | p.flow_label);
@@ -35,8 +36,8 @@ std::string format_path(const acm::path_record& p) {
 
 nlohmann::json path_json(const acm::path_record& p) {
   return {{"service_id", p.service_id},
-          {"dgid", acm::format_gid(p.dgid)},
-          {"sgid", acm::format_gid(p.sgid)},
+          {"dgid", fabric::format_gid(p.dgid)},
+          {"sgid", fabric::format_gid(p.sgid)},
           {"dlid", p.dlid},
           {"slid", p.slid},
           {"raw_traffic", p.raw_traffic},

@@ -1,5 +1,6 @@
 #include "fabric/acm/acm.hpp"
 
+#include "fabric/base/lookup.hpp"
 #include "fabric/base/text.hpp"
 #include "fabric/base/socket.hpp"
 
@@ -70,16 +71,17 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
   hint.ai_family = AF_UNSPEC;
   hint.ai_socktype = SOCK_STREAM;
   hint.ai_protocol = IPPROTO_TCP;
-  addrinfo* res = nullptr;
-  auto port_text = std::to_string(port);
-  int rc = ::getaddrinfo(service.empty() ? "localhost" : service.c_str(), port_text.c_str(), &hint, &res);
-  if (rc != 0) {
-    int err = rc == EAI_SYSTEM ? errno : EHOSTUNREACH;
-    throw connect_error(err, fmt::format("resolve {}: {}", printable(service), ::gai_strerror(rc)));
+  address_list found;
+  try {
+    int ms = until.poll_timeout();
+    found = lookup(service.empty() ? "localhost" : service, std::to_string(port), hint,
+                   ms < 0 ? default_lookup_timeout : std::chrono::milliseconds(ms));
+  } catch (const error& e) {
+    if (e.code() == exit_code::interrupted) throw;
+    throw connect_error(e.code() == exit_code::timeout ? ETIMEDOUT : EHOSTUNREACH, e.what());
   }
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> list(res, &::freeaddrinfo);
   int last = ECONNREFUSED;
-  for (auto* ai = res; ai; ai = ai->ai_next) {
+  for (auto* ai = found.get(); ai; ai = ai->ai_next) {
     unique_fd s{::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol)};
     if (s.get() < 0) {
       last = errno;

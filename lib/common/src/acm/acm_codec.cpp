@@ -281,10 +281,4 @@ ep_reply decode_ep_reply(std::span<const std::uint8_t> msg, std::uint64_t tid) {
   return r;
 }
 
-std::string format_gid(const std::array<std::uint8_t, 16>& gid) {
-  char buf[INET6_ADDRSTRLEN] = {};
-  inet_ntop(AF_INET6, gid.data(), buf, sizeof buf);
-  return buf;
-}
-
 }  // namespace fabric::acm

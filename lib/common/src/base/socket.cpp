@@ -1,6 +1,7 @@
 #include "fabric/base/socket.hpp"
 
 #include "fabric/base/error.hpp"
+#include "fabric/base/lookup.hpp"
 #include "fabric/base/meet.hpp"
 
 #include <fmt/format.h>
@@ -137,17 +138,13 @@ unique_fd listen_tcp(std::uint16_t port) {
 
 namespace {
 
-using addresses = std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)>;
-
-addresses stream_addresses(const std::string& host, std::uint16_t port) {
+/// The TCP addresses of `host`, looked up within what is left of `until`.
+address_list stream_addresses(const std::string& host, std::uint16_t port, const deadline& until) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  auto service = std::to_string(port);
-  if (int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
-    throw error(exit_code::resolve_failed, fmt::format("{}: {}", host, ::gai_strerror(rc)));
-  return {found, ::freeaddrinfo};
+  int ms = until.poll_timeout();
+  return lookup(host, std::to_string(port), hints, ms < 0 ? default_lookup_timeout : std::chrono::milliseconds(ms));
 }
 
 /// One try at each of `found`, in order, until one connects: 0 with the
@@ -182,18 +179,18 @@ unique_fd connect_first(const addrinfo* found, const std::string& host, std::uin
 }  // namespace
 
 unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& until) {
-  auto found = stream_addresses(host, port);
+  auto found = stream_addresses(host, port, until);
   return dial_until_listening(until, [&] { return connect_first(found.get(), host, port, until); });
 }
 
 unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadline& until) {
-  return connect_first(stream_addresses(host, port).get(), host, port, until);
+  return connect_first(stream_addresses(host, port, until).get(), host, port, until);
 }
 
 dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadline& until) {
-  addresses found{nullptr, ::freeaddrinfo};
+  address_list found;
   try {
-    found = stream_addresses(host, port);
+    found = stream_addresses(host, port, until);
   } catch (const error&) {
     return dial_answer::none;  // the name does not resolve
   }

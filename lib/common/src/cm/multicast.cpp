@@ -27,7 +27,7 @@ multicast_group joined_group(const cm_event& ev) {
   g.ah_attr = ud.ah_attr;
   g.qpn = ud.qp_num;
   g.qkey = ud.qkey;
-  g.dgid = format_gid(ud.ah_attr.grh.dgid);
+  g.dgid = format_gid(ud.ah_attr.grh.dgid.raw);
   g.mlid = ud.ah_attr.dlid;
   g.sl = ud.ah_attr.sl;
   return g;

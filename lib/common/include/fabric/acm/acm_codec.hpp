@@ -152,7 +152,4 @@ resolve_reply decode_resolve_reply(std::span<const std::uint8_t> msg, std::uint6
 perf_reply decode_perf_reply(std::span<const std::uint8_t> msg, std::uint64_t tid);
 ep_reply decode_ep_reply(std::span<const std::uint8_t> msg, std::uint64_t tid);
 
-/// "fe80::1" style text of a GID, as inet_ntop(AF_INET6) writes it.
-std::string format_gid(const std::array<std::uint8_t, 16>& gid);
-
 }  // namespace fabric::acm

@@ -4,9 +4,13 @@
 /// that handles and addressing share.
 
 #include <infiniband/ib.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstdint>
 #include <cstring>
+#include <span>
+#include <string>
 
 namespace fabric {
 
@@ -27,5 +31,17 @@ inline sockaddr_storage copy_sockaddr(const sockaddr* sa) noexcept {
   if (sa) std::memcpy(&ss, sa, sockaddr_length(sa));
   return ss;
 }
+
+/// "10.0.0.1", "fd00::1", or a GID for AF_IB; the port is not included.
+std::string format_addr(const sockaddr* sa);
+
+/// The port of an AF_INET/AF_INET6/AF_IB address, host order.
+std::uint16_t sockaddr_port(const sockaddr* sa) noexcept;
+
+/// Sets the port of an AF_INET/AF_INET6/AF_IB address (host order).
+void set_sockaddr_port(sockaddr* sa, std::uint16_t port) noexcept;
+
+/// A GID as rdma-core's tools print it: IPv6 text ("fe80::2", "::ffff:10.0.0.1").
+std::string format_gid(std::span<const std::uint8_t, 16> gid);
 
 }  // namespace fabric

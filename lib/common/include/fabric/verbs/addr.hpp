@@ -1,7 +1,9 @@
 #pragma once
-/// Address resolution through rdma_getaddrinfo and address formatting.
+/// Address resolution through rdma_getaddrinfo (host names looked up first,
+/// within a bound: base/lookup.hpp).
 
 #include "fabric/base/handles.hpp"
+#include "fabric/base/lookup.hpp"
 #include "fabric/base/sockaddr.hpp"
 
 #include <sys/socket.h>
@@ -11,20 +13,6 @@
 #include <string>
 
 namespace fabric {
-
-/// How long a host name's lookup may take unless a tool says otherwise.
-inline constexpr std::chrono::milliseconds default_lookup_timeout{10'000};
-
-/// Whether `host` is an IPv4 or IPv6 literal (an IPv6 scope allowed), not
-/// a name to look up.
-bool is_numeric_address(const std::string& host);
-
-/// The numeric address ("10.0.0.1", "fd00::1") of a host name, looked up
-/// within `timeout`; a numeric address comes back unchanged. Throws
-/// error(timeout) when the system resolver does not answer in time,
-/// error(resolve_failed) when it finds nothing. `family`: AF_UNSPEC,
-/// AF_INET or AF_INET6.
-std::string lookup_host(const std::string& host, int family, std::chrono::milliseconds timeout);
 
 /// What to resolve: host and port (either may be empty) and hints.
 struct addr_query {
@@ -54,21 +42,9 @@ struct resolved_pair {
 /// Resolves `dst` (with `src` as the local address when non-empty).
 resolved_pair resolve_pair(const addr_query& dst, const std::string& src);
 
-/// "10.0.0.1", "fd00::1", or a GID for AF_IB; the port is not included.
-std::string format_addr(const sockaddr* sa);
-
-/// The port of an AF_INET/AF_INET6/AF_IB address, host order.
-std::uint16_t sockaddr_port(const sockaddr* sa) noexcept;
-
-/// Sets the port of an AF_INET/AF_INET6/AF_IB address (host order).
-void set_sockaddr_port(sockaddr* sa, std::uint16_t port) noexcept;
-
 /// Resolves a host name or address with getaddrinfo (no RDMA involved), as
 /// rdma-core's mckey does for -m and -b, a name within `timeout`; throws
 /// error(resolve_failed) or error(timeout).
 sockaddr_storage resolve_ip(const std::string& host, std::chrono::milliseconds timeout = default_lookup_timeout);
-
-/// Formats a GID as rdma-core does ("fe80:0000:...").
-std::string format_gid(const ibv_gid& gid);
 
 }  // namespace fabric
