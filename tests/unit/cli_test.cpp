@@ -131,3 +131,46 @@ TEST(text, a_whole_number_is_decimal_digits_alone_within_its_type) {
     EXPECT_FALSE(fabric::whole_number<unsigned>(bad)) << fabric::printable(bad);
   EXPECT_FALSE(fabric::whole_number<int>("2147483648"));
 }
+
+namespace {
+
+/// What cli::run printed on stdout (a JSON document) and returned, for a
+/// tool with `render` and `results`, run as `tool -j`.
+struct json_run {
+  nlohmann::json doc;
+  int rc = 0;
+};
+
+json_run run_json(const std::function<void(nlohmann::json&)>& render, const fabric::result_source& results = {}) {
+  CLI::App app;
+  fabric::cli::output_options out;
+  fabric::cli::add_output_options(app, out);
+  argv_of a({"-j"});
+  testing::internal::CaptureStdout();
+  int rc = fabric::cli::run({.name = "tool", .validate = {}, .body = [](fabric::console&) { return fabric::verdict{}; }, .render = render},
+                            app, a.argc(), a.argv(), out, results);
+  return {nlohmann::json::parse(testing::internal::GetCapturedStdout()), rc};
+}
+
+}  // namespace
+
+TEST(cli, a_report_that_cannot_be_rendered_fails_the_run_and_its_exit_code) {
+  auto r = run_json([](nlohmann::json&) { throw std::runtime_error("no figures"); });
+  EXPECT_EQ(r.rc, 8);
+  EXPECT_EQ(r.doc["exit_code"], 8);
+  EXPECT_EQ(r.doc["ok"], false);
+  EXPECT_EQ(r.doc["error"], "cannot render the report: no figures");
+}
+
+TEST(cli, results_whose_source_fails_midway_fail_the_run_and_say_so) {
+  auto r = run_json([](nlohmann::json& j) { j["summary"] = nlohmann::json::object(); },
+                    [](const fabric::result_sink& each) {
+                      each({{"kind", "check"}, {"index", 0}});
+                      throw std::runtime_error("out of figures");
+                    });
+  EXPECT_EQ(r.rc, 8);
+  ASSERT_EQ(r.doc["results"].size(), 1u);
+  EXPECT_EQ(r.doc["exit_code"], 8);
+  EXPECT_EQ(r.doc["ok"], false);
+  EXPECT_EQ(r.doc["error"], "the results could not all be written: out of figures");
+}

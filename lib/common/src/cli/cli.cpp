@@ -155,7 +155,9 @@ verdict verdict_of(std::exception_ptr ep) {
   }
 }
 
-nlohmann::json document(const tool& t, const verdict& v, bool rendered, bool& streamed, bool can_stream) {
+/// The run's document. A report that cannot be rendered fails the run
+/// (exit code 8) in `v`, which the document says too.
+nlohmann::json document(const tool& t, verdict& v, bool rendered, bool& streamed, bool can_stream) {
   auto doc = make_document(t.name, v);
   streamed = false;
   if (!rendered || !t.render) return doc;
@@ -167,8 +169,8 @@ nlohmann::json document(const tool& t, const verdict& v, bool rendered, bool& st
     streamed = !fields.contains("results") && can_stream;
   } catch (const std::exception& e) {
     // A report that cannot be rendered must still leave a valid document.
-    if (doc["error"].is_null()) doc["error"] = fmt::format("cannot render the report: {}", e.what());
-    doc["ok"] = false;
+    if (v.ok()) v = {exit_code::system, printable(fmt::format("cannot render the report: {}", e.what()))};
+    doc = make_document(t.name, v);
   }
   return doc;
 }
@@ -232,9 +234,9 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
   // Human output prints no document: a big report is not rendered for nothing.
   bool streamed = false;
   auto doc = document(t, v, con.mode() != output_mode::human, streamed, static_cast<bool>(results));
-  if (con.finish(std::move(doc), v.ok() || v.told ? std::string_view{} : std::string_view{v.reason},
-                 streamed ? results : result_source{}))
-    return static_cast<int>(exit_code::interrupted);
+  if (auto cut = con.finish(std::move(doc), v.ok() || v.told ? std::string_view{} : std::string_view{v.reason},
+                            streamed ? results : result_source{}))
+    return static_cast<int>(*cut);
   return static_cast<int>(v.code);
 }
 

@@ -98,19 +98,21 @@ void console::test_end(exit_code code) {
   line(fmt::format("test complete\nreturn status {}", static_cast<int>(code)));
 }
 
-bool console::finish(nlohmann::json document, std::string_view error, const result_source& results) {
+std::optional<exit_code> console::finish(nlohmann::json document, std::string_view error,
+                                        const result_source& results) {
   std::lock_guard lock(mutex_);
-  bool cut_short = false;
+  std::optional<exit_code> cut_short;
+  std::string why;
   try {
     if (mode_ == output_mode::human) {
       if (!error.empty()) write(stderr, fmt::format("{}: error: {}\n", tool_, error));
       if (!closed_) std::fflush(stdout);
-      return false;
+      return std::nullopt;
     }
     int indent = mode_ == output_mode::document ? 2 : -1;
     if (!results) {
       write(stdout, dump_json(document, indent) + '\n');
-      return false;
+      return std::nullopt;
     }
     // The results are written as they come, and the verdict after them, so
     // that Ctrl-C while a million results are written still ends the
@@ -144,14 +146,18 @@ bool console::finish(nlohmann::json document, std::string_view error, const resu
       });
     } catch (const fabric::error& e) {
       if (e.code() != exit_code::interrupted) throw;  // stdout is gone
-      cut_short = true;
-    } catch (const std::exception&) {
-      // The results end where their source failed; the document stays whole.
+      cut_short = exit_code::interrupted;
+      why = "interrupted while the results were written";
+    } catch (const std::exception& e) {
+      // The results end where their source failed; the document stays
+      // whole, and its verdict says that its results are not all there.
+      cut_short = exit_code::system;
+      why = fmt::format("the results could not all be written: {}", printable(e.what()));
     }
     if (cut_short) {
       document["ok"] = false;
-      document["exit_code"] = static_cast<int>(exit_code::interrupted);
-      if (document["error"].is_null()) document["error"] = "interrupted while the results were written";
+      document["exit_code"] = static_cast<int>(*cut_short);
+      if (document["error"].is_null()) document["error"] = why;
     }
     std::string tail = first ? "]" : close;
     for (auto key : verdict_keys)

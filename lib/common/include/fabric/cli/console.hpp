@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -79,9 +80,11 @@ public:
   /// The skeleton's end of a run: the error line on stderr in human mode,
   /// the document on stdout in the JSON modes. With `results`, the
   /// document's "results" array is written from it, item by item, and the
-  /// verdict (summary, ok, exit_code, error) after it: true when Ctrl-C cut
-  /// the results short, which the verdict then says (exit code 130).
-  bool finish(nlohmann::json document, std::string_view error, const result_source& results = {});
+  /// verdict (summary, ok, exit_code, error) after it. When the results
+  /// were cut short (Ctrl-C: exit code 130; their source failed: 8), the
+  /// verdict says so and that exit code comes back; nullopt otherwise.
+  std::optional<exit_code> finish(nlohmann::json document, std::string_view error,
+                                  const result_source& results = {});
 
 private:
   void write(std::FILE* f, std::string_view text);
