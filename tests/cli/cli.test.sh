@@ -87,9 +87,12 @@ for t in "${TOOLS[@]}"; do
 done
 
 # What --timeout bounds is said once: each page of the five tools takes its
-# words from man/timeout.roff when installed, and each --help says the same.
+# words from man/timeout.roff when installed, and each --help says the same;
+# so do the exit statuses every tool shares (man/exit-common.roff).
 for t in rping udaddy mckey ucmatose ib_acme fabric-sweep; do
   check "$t.1: --timeout in the words of man/timeout.roff" grep -qx '@TIMEOUT_PARAGRAPH@' "$SRC/man/$t.1"
+  check "$t.1: the shared exit statuses in the words of man/exit-common.roff" \
+    grep -qx '@EXIT_STATUS_COMMON@' "$SRC/man/$t.1"
   run "$t" --help
   check "$t --help: --timeout's one meaning" grep -q -e 'Longest any one wait may take' "$WORK/out"
 done
