@@ -55,7 +55,7 @@ pair_result ping_self(const options& opt, const std::string& host, const std::st
     out.ok = true;
   } catch (const fabric::error& e) {
     out.error = e.what();
-    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) {
+    if (e.ends_run()) {
       server.join();
       throw;
     }
@@ -68,7 +68,7 @@ pair_result ping_self(const options& opt, const std::string& host, const std::st
     try {
       std::rethrow_exception(served);
     } catch (const fabric::error& e) {
-      if (e.code() == exit_code::interrupted) throw;
+      if (e.ends_run()) throw;
       out.ok = false;
       out.error = fmt::format("serving: {}", e.what());
     }

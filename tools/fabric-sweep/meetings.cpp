@@ -163,7 +163,7 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
     try {
       fabric::send_all(p->fd.get(), line, answer_by);
     } catch (const fabric::error& e) {
-      if (e.code() == exit_code::interrupted) throw;  // one rank's loss is its own
+      if (e.ends_run()) throw;  // one rank's loss is its own
     }
   }
   return a;
@@ -187,7 +187,7 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
   try {
     line = fabric::read_line(fd.get(), in, max_line, until);
   } catch (const fabric::error& e) {
-    if (e.code() == exit_code::interrupted) throw;
+    if (e.ends_run()) throw;
     throw fabric::error(e.code(), fmt::format("rank 0's answer: {}", e.what()));
   }
   auto a = read_agreement(line, n);
@@ -201,7 +201,7 @@ agreement bounded(Meet&& meet) {
   try {
     return meet();
   } catch (const fabric::error& e) {
-    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
+    if (e.ends_run()) throw;
     agreement a;
     a.error = e.what();
     return a;

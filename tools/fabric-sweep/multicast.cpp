@@ -32,7 +32,7 @@ std::vector<pair_result> run_group(const options& opt, const place& where, const
   try {
     member.emplace(plan, joining);
   } catch (const fabric::error& e) {
-    if (e.code() == fabric::exit_code::interrupted || e.code() == fabric::exit_code::output_closed) throw;
+    if (e.ends_run()) throw;
     failure = e.what();
   }
   // A rank that could not join still comes to the meeting: nobody waits
@@ -42,7 +42,7 @@ std::vector<pair_result> run_group(const options& opt, const place& where, const
     try {
       heard = member->exchange(fabric::wait_limit(r.each_wait()).until(fabric::deadline::after(r.pair_timeout())));
     } catch (const fabric::error& e) {
-      if (e.code() == fabric::exit_code::interrupted || e.code() == fabric::exit_code::output_closed) throw;
+      if (e.ends_run()) throw;
       failure = e.what();
     }
   } else if (failure.empty()) {

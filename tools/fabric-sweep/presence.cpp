@@ -39,7 +39,7 @@ std::optional<long> ask(const std::string& addr, std::uint16_t port, int rank, c
     std::string in;
     return read_presence(fabric::read_line(fd.get(), in, max_answer, until), rank);
   } catch (const fabric::error& e) {
-    if (e.code() == fabric::exit_code::interrupted) throw;
+    if (e.ends_run()) throw;
     return std::nullopt;  // not listening, silent (frozen), gone, or too long an answer
   }
 }
@@ -70,7 +70,7 @@ presence::presence(const run_options& r, int rank) : rank_(rank) {
   try {
     listener_ = fabric::listen_tcp(*port);
   } catch (const fabric::error& e) {
-    if (e.code() == fabric::exit_code::interrupted) throw;
+    if (e.ends_run()) throw;
     return;  // another program holds the port: this rank stays silent
   }
   wake_ = fabric::unique_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));

@@ -56,7 +56,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
               out);
     out.ok = true;
   } catch (const fabric::error& e) {
-    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
+    if (e.ends_run()) throw;
     out.error = e.what();
   }
   out.elapsed_us = fabric::us_since(t0);
@@ -82,7 +82,7 @@ std::string trouble_here(const options& opt, const std::string& address) {
   try {
     return fabric::rdma_trouble_at(address, opt.run.each_wait());
   } catch (const fabric::error& e) {
-    if (e.code() == exit_code::interrupted) throw;
+    if (e.ends_run()) throw;
     return {};  // nothing sure: the pairs will tell
   }
 }

@@ -18,7 +18,7 @@ std::pair<std::string, char> guess_dest(const std::string& arg, char format) {
   try {
     found = fabric::lookup(arg, {}, hint, fabric::default_lookup_timeout);
   } catch (const fabric::error& e) {
-    if (e.code() == fabric::exit_code::interrupted) throw;
+    if (e.ends_run()) throw;
     return {arg, 'l'};  // no address (or no answer in time): the original's LID
   }
   return {fabric::format_addr(found->ai_addr), 'i'};

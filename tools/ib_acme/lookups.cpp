@@ -58,7 +58,7 @@ int lookups::resolve_all(acm::client& c, const std::string& svc) {
       try {
         ret = resolve_one(c, l);
       } catch (const error& e) {
-        if (e.code() == exit_code::interrupted) throw;
+        if (e.ends_run()) throw;
         l.ok = false;
         l.error = e.what();
         out_("{} failed: {}\n", op_name(format), std::strerror(errno_for(e.code())));

@@ -51,7 +51,7 @@ session_outcome query_services(const options& opt, report& r, const printer& out
       if (opt.perf != perf_mode::none) perf.query(*c, svc);
       if (opt.endpoints) eps.list(*c, svc);
     } catch (const error& e) {
-      if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
+      if (e.ends_run()) throw;
       outcome.hard.note(e);
       r.services.back().error = e.what();
       r.return_status = -1;

@@ -76,7 +76,7 @@ void device_pool::start_helper(ibv_context* verbs, std::uint8_t port) {
   try {
     make_helper(verbs, port);
   } catch (const error& e) {
-    if (e.code() == exit_code::interrupted) throw;
+    if (e.ends_run()) throw;
   }
 }
 

@@ -43,7 +43,7 @@ bool server::on_connect_request(fabric::cm_event& ev) {
     param.qp_num = c.qp->qp_num;
     fabric::check_rc(rdma_accept(c.id, &param), "rdma_accept");
   } catch (const error& e) {
-    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed) throw;
+    if (e.ends_run()) throw;
     con_.line("cmatose: failing connection request");
     rdma_reject(c.id, nullptr, 0);
     table_.fail(i, e.what(), e.code());

@@ -85,7 +85,7 @@ bool session::handle(fabric::cm_event& ev) {
         break;
     }
   } catch (const error& e) {
-    if (e.code() == exit_code::interrupted || e.code() == exit_code::output_closed ||
+    if (e.ends_run() ||
         ev.type() == RDMA_CM_EVENT_DEVICE_REMOVAL)
       throw;
     table_.fail(i, e.what(), e.code());

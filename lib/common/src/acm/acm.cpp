@@ -77,7 +77,7 @@ client client::connect(const std::string& service, std::uint16_t port, const dea
     found = lookup(service.empty() ? "localhost" : service, std::to_string(port), hint,
                    ms < 0 ? default_lookup_timeout : std::chrono::milliseconds(ms));
   } catch (const error& e) {
-    if (e.code() == exit_code::interrupted) throw;
+    if (e.ends_run()) throw;
     throw connect_error(e.code() == exit_code::timeout ? ETIMEDOUT : EHOSTUNREACH, e.what());
   }
   int last = ECONNREFUSED;

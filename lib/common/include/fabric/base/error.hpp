@@ -43,6 +43,12 @@ class error : public std::runtime_error {
 public:
   error(exit_code code, const std::string& what) : std::runtime_error(what), code_(code) {}
   [[nodiscard]] exit_code code() const noexcept { return code_; }
+  /// Ctrl-C, or standard output gone: the end of the whole run, never one
+  /// pair's, connection's or lookup's failure; rethrown by whatever counts
+  /// failures item by item.
+  [[nodiscard]] bool ends_run() const noexcept {
+    return code_ == exit_code::interrupted || code_ == exit_code::output_closed;
+  }
 
 private:
   exit_code code_;
