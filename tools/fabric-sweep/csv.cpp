@@ -4,6 +4,7 @@
 // a field a spreadsheet would take for a formula is led by a quote.
 #include "report.hpp"
 
+#include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
@@ -16,10 +17,9 @@ std::string field(std::string_view text) {
   std::string out;
   if (!text.empty() && (text.front() == '=' || text.front() == '+' || text.front() == '-' || text.front() == '@'))
     out += '\'';
-  for (unsigned char c : text) {
+  for (char c : fabric::printable(text)) {
     if (c == '"') out += "\"\"";
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += static_cast<char>(c);
+    else out += c;
   }
   return out.find_first_of(",\"") == std::string::npos ? out : "\"" + out + "\"";
 }

@@ -6,6 +6,7 @@
 // script is inline, and the small page has none.
 #include "report.hpp"
 
+#include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
 
 #include <fmt/chrono.h>
@@ -18,18 +19,17 @@ namespace sweep {
 
 namespace {
 
+/// Text for the page: made printable as every message is, then HTML's own.
 std::string escape(std::string_view text) {
   std::string out;
-  for (unsigned char c : text) {
+  for (char c : fabric::printable(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
       case '"': out += "&quot;"; break;
       case '\'': out += "&#39;"; break;
-      default:
-        if (c < 0x20 || c >= 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += static_cast<char>(c);
+      default: out += c;
     }
   }
   return out;
@@ -39,7 +39,7 @@ std::string escape(std::string_view text) {
 double badness(const matrix& m, double figure) {
   if (measures_bandwidth(m.check)) {
     auto best = m.bar.best_gbps.value_or(figure);
-    auto bar = m.bar.bar_gbps().value_or(best * 0.93);
+    auto bar = m.bar.bar_gbps().value_or(best * m.bar.bw_fraction);
     if (best <= bar) return figure < bar ? 1.0 : 0.0;
     return std::clamp((best - figure) / (best - bar), 0.0, 1.0);
   }
