@@ -383,7 +383,7 @@ check "health, human: state, link layer, MTU and rate" \
 RATE=$(awk '{print $1}' /sys/class/infiniband/*/ports/1/rate | head -n 1)
 expect_rc 0 "health --expect-rate at the port's own rate: ok" "$SWEEP" health --address "$ADDR" -C 5 --expect-rate "$RATE" -j
 check "health -j: the port's width, speed and rate" json_check "$LAST_OUT" \
-  'kind("port")[0]["rate_gbps"] > 0 and kind("port")[0]["width"].endswith("X") and kind("port")[0]["rate"].endswith(")")'
+  'kind("port")[0]["rate_gbps"] > 0 and kind("port")[0]["width"].endswith("X") and kind("port")[0]["rate_text"].endswith(")")'
 expect_rc 1 "health --expect-rate 100: a port below it fails (1)" "$SWEEP" health --address "$ADDR" -C 5 --expect-rate 100 \
   --prometheus "$WORK/prom/health.prom"
 check "health --expect-rate: the error names the port, its rate and the rate expected" \
