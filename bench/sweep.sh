@@ -20,7 +20,7 @@ python3 - "$out.report" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
 n = len(s["hosts"])
-print("sweep: %d hosts, %d rounds (n-1 = %d), %d of %d pairs ok" % (n, s["rounds"], n - 1, s["ok"], s["pairs"]))
+print("sweep: %d hosts, %d rounds (n-1 = %d), %d of %d pairs ok" % (n, s["rounds"], n - 1, s["passed"], s["pairs"]))
 if s["sweep_us"] and s["rounds_slowest_us"]:
     print("sweep: whole %.1f ms, sum of the rounds' slowest pairs %.1f ms, overhead %.2f (goal <= 1.2)"
           % (s["sweep_us"] / 1e3, s["rounds_slowest_us"] / 1e3, s["sweep_us"] / s["rounds_slowest_us"]))

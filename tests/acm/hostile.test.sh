@@ -66,7 +66,7 @@ else fail "--probe with hostile providers"; head -c 1500 "$WORK/o"; cat "$WORK/o
 # their type are taken, text made printable, stray keys left out; a flood
 # is cut short.
 provider() { echo "[p for p in d['summary']['probe']['providers']['providers'] if p['file'].endswith('/$1.so')][0]"; }
-if json_check "$WORK/o" "(p := $(provider lies))['loaded'] is False and p['version'] is None and p['size'] is None and
+if json_check "$WORK/o" "(p := $(provider lies))['loaded'] is False and p['interface_version'] is None and p['size'] is None and
                          p['fits'] is False and p['file'].endswith('/lies.so') and '\x1b' not in p['name'] and
                          '\x07' not in p['error'] and 'stray' not in p"; then
   pass "--probe: a provider's lies on the pipe are not believed"

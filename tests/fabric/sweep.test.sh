@@ -35,7 +35,7 @@ done
 # outlier rule is the unit tests' to check, here only that all pairs met.
 expect_rc 0 "report: every pair passed" "$SWEEP" report --outlier-factor 1000 --html "$WORK/all.html" -j "$WORK/all.jsonl"
 check "report: six pairs, all ok, a valid document" json_check "$LAST_OUT" \
-  'd["summary"]["ok"] == 6 and d["summary"]["pairs"] == 6 and all(r["latency"]["p50_us"] > 0 for r in d["results"])'
+  'd["summary"]["passed"] == 6 and d["summary"]["pairs"] == 6 and all(r["latency"]["p50_us"] > 0 for r in d["results"])'
 check "report: the heat map is a page with an SVG" grep -q "<svg" "$WORK/all.html"
 expect_rc 0 "report --prometheus: the matrix as gauges" "$SWEEP" report --outlier-factor 1000 --prometheus-pairs \
   --prometheus "$WORK/prom/sweep.prom" "$WORK/all.jsonl"
@@ -94,7 +94,7 @@ done
 cat "$WORK"/connect-[012].out "$WORK"/ud-[012].out >"$WORK/mixed.jsonl"
 expect_rc 0 "report of two checks: the first one's matrix" "$SWEEP" report --outlier-factor 1000 -j "$WORK/mixed.jsonl"
 check "report of two checks: connect's three pairs, ud's lines skipped with a note" json_check "$LAST_OUT" \
-  'd["summary"]["check"] == "connect" and d["summary"]["ok"] == 3 and any("other checks" in n for n in d["summary"]["notes"])'
+  'd["summary"]["check"] == "connect" and d["summary"]["passed"] == 3 and any("other checks" in n for n in d["summary"]["notes"])'
 expect_rc 0 "report --check ud: the UD matrix" "$SWEEP" report --check ud --outlier-factor 1000 "$WORK/mixed.jsonl"
 check "report --check ud, human: the UD round trips named" grep -q "^p50 UD round-trip time" "$LAST_OUT"
 expect_rc 2 "report --check with a word it does not know (2)" "$SWEEP" report --check rdma "$WORK/mixed.jsonl"
@@ -197,7 +197,7 @@ cat "$WORK"/quick-[0-3].out >"$WORK/quick.jsonl"
 expect_rc 0 "report of a --quick run: its two pairs passed, the four it did not plan are not missing (0)" \
   "$SWEEP" report -j "$WORK/quick.jsonl"
 check "report of a --quick run: two pairs judged, two results" json_check "$LAST_OUT" \
-  'd["summary"]["pairs"] == 2 and d["summary"]["ok"] == 2 and d["summary"]["missing"] == 0 and len(d["results"]) == 2'
+  'd["summary"]["pairs"] == 2 and d["summary"]["passed"] == 2 and d["summary"]["missing"] == 0 and len(d["results"]) == 2'
 printf '# the suspects\n1 h1 h2\n1 h3 h4\n2 h2 h4\n' >"$WORK/pairs"
 for r in 0 1 2 3; do
   start_bg "pairs-$r" "$SWEEP" --hosts "h[1-4]" --rank "$r" --address "$ADDR" --pairs "$WORK/pairs" -C 10 $T --retests 0 --json=lines
@@ -291,7 +291,7 @@ wait "$PESTER" || true
 check "the strangers reached rank 0 while it gathered" grep -q pestered "$WORK/pester.out"
 expect_rc 1 "report: the dead host's pairs fail (1)" "$SWEEP" report --outlier-factor 1000 -j "$WORK/dead.jsonl"
 check "report: h4 is the worst host, its three pairs failed" json_check "$LAST_OUT" \
-  'd["summary"]["failed"] == 3 and d["summary"]["ok"] == 3 and d["summary"]["worst_hosts"][0]["host"] == "h4"'
+  'd["summary"]["failed"] == 3 and d["summary"]["passed"] == 3 and d["summary"]["worst_hosts"][0]["host"] == "h4"'
 check "rank 0 heard ranks 1 and 2, not h4 nor the strangers" json_lines_check "$WORK/dead-0.out" \
   '[l["outliers"] for l in lines if l.get("event") == "outliers"][0]["ranks_heard"] == 3'
 for r in 1 2; do
@@ -383,7 +383,7 @@ check "health, human: state, link layer, MTU and rate" \
 RATE=$(awk '{print $1}' /sys/class/infiniband/*/ports/1/rate | head -n 1)
 expect_rc 0 "health --expect-rate at the port's own rate: ok" "$SWEEP" health --address "$ADDR" -C 5 --expect-rate "$RATE" -j
 check "health -j: the port's width, speed and rate" json_check "$LAST_OUT" \
-  'kind("port")[0]["rate_gbps"] > 0 and kind("port")[0]["width"].endswith("X") and kind("port")[0]["rate"].endswith(")")'
+  'kind("port")[0]["rate_gbps"] > 0 and kind("port")[0]["width"].endswith("X") and kind("port")[0]["rate_text"].endswith(")")'
 expect_rc 1 "health --expect-rate 100: a port below it fails (1)" "$SWEEP" health --address "$ADDR" -C 5 --expect-rate 100 \
   --prometheus "$WORK/prom/health.prom"
 check "health --expect-rate: the error names the port, its rate and the rate expected" \

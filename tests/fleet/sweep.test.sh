@@ -49,7 +49,7 @@ clean_s=$((SECONDS - t0))
 check "srun: lines carry srun's labels" grep -q '^0: {' "$WORK/clean.jsonl"
 expect_rc 0 "report: every pair of four hosts passed" "$SWEEP" report --html "$WORK/clean.html" -j "$WORK/clean.jsonl"
 check "report: six pairs ok, ranks from Slurm" json_check "$LAST_OUT" \
-  'd["summary"]["ok"] == 6 and d["summary"]["hosts"] == ["fabric-a","fabric-b","fabric-c","fabric-d"]'
+  'd["summary"]["passed"] == 6 and d["summary"]["hosts"] == ["fabric-a","fabric-b","fabric-c","fabric-d"]'
 check "report: the HTML page has the heat map" grep -q "<svg" "$WORK/clean.html"
 # Four emulated guests share the host's cores: a healthy pair's round trip
 # is milliseconds here (3 to 15 ms at p50, varying by machine and round,
@@ -68,7 +68,7 @@ expect_rc 0 "srun --check multicast: every guest heard every other" \
 cp "$LAST_OUT" "$WORK/multicast.jsonl"
 expect_rc 0 "report --check multicast: six pairs ok" "$SWEEP" report -j "$WORK/multicast.jsonl"
 check "report --check multicast: six pairs ok in one round" json_check "$LAST_OUT" \
-  'd["summary"]["check"] == "multicast" and d["summary"]["ok"] == 6 and d["summary"]["rounds"] == 1'
+  'd["summary"]["check"] == "multicast" and d["summary"]["passed"] == 6 and d["summary"]["rounds"] == 1'
 
 # Many ranks on few hosts, as a launcher starts thousands of tasks seconds
 # apart: 32 ranks, 8 a guest, each named in --hosts (srun's task number is
@@ -88,7 +88,7 @@ echo "    | 32 ranks, 31 rounds under srun: $((SECONDS - t0))s"
 "$SWEEP" report --outlier-factor 1000 "$WORK/many.jsonl" 2>/dev/null | grep -E '^(failed|note):' | sed 's/^/    | /'
 expect_rc 0 "report, 32 ranks: 496 pairs ok" "$SWEEP" report --outlier-factor 1000 -j "$WORK/many.jsonl"
 check "report, 32 ranks: 496 pairs ok in 31 rounds, one run" json_check "$LAST_OUT" \
-  'd["summary"]["ok"] == 496 and d["summary"]["rounds"] == 31 and len(d["summary"]["hosts"]) == 32'
+  'd["summary"]["passed"] == 496 and d["summary"]["rounds"] == 31 and len(d["summary"]["hosts"]) == 32'
 check "32 ranks: every rank came to the start, each says how long it took" python3 - "$WORK/many.jsonl" <<'PY'
 import json, sys
 events = [json.loads(l[l.index("{"):]) for l in open(sys.argv[1]) if '"event":"sweep"' in l]
@@ -157,7 +157,7 @@ check "report --outliers: d's three pairs, as ClusterKit's custom mode writes th
   test "$(grep -v '^#' "$FABRIC_OUT/suspects" | awk '{print $2 "-" $3}' | sort | tr '\n' ' ')" = "fabric-a-fabric-d fabric-b-fabric-d fabric-c-fabric-d "
 check "report --csv: a header and six pairs" test "$(wc -l <"$WORK/bw.csv")" -eq 7
 expect_rc 0 "report --check ping, the same wire: every pair ok (pings do not see a rate)" "$SWEEP" report -j "$WORK/ping-slow.jsonl"
-check "report --check ping: six pairs ok" json_check "$LAST_OUT" 'd["summary"]["ok"] == 6'
+check "report --check ping: six pairs ok" json_check "$LAST_OUT" 'd["summary"]["passed"] == 6'
 expect_rc 1 "report --check bw --quick: b-d below a quarter of the guests' rate (1)" "$SWEEP" report -j --expect-gbps "$expect_gbps" "$WORK/bw-quick.jsonl"
 check "report --check bw --quick: one round, a-c ok, b-d slow, the others not met" json_check "$LAST_OUT" \
   '{(r["a"], r["b"]): r["state"] for r in d["results"] if r["state"] != "missing"} ==
@@ -187,7 +187,7 @@ check "clush: a dead host costs its peers a bounded wait" test $((SECONDS - t0))
 check "clush: lines carry clush's labels" grep -q '^fabric-b: {' "$WORK/down.jsonl"
 expect_rc 1 "report: a host down from the start (1)" "$SWEEP" report -j "$WORK/down.jsonl"
 check "report: fabric-d's three pairs failed, it is the worst host" json_check "$LAST_OUT" \
-  'd["summary"]["failed"] == 3 and d["summary"]["ok"] == 3 and d["summary"]["worst_hosts"][0]["host"] == "fabric-d"'
+  'd["summary"]["failed"] == 3 and d["summary"]["passed"] == 3 and d["summary"]["worst_hosts"][0]["host"] == "fabric-d"'
 
 # Hosts that die or hang mid-sweep: on-first-pair runs the sweep and, on
 # the one host named, sends it a signal as soon as it has printed its first

@@ -37,7 +37,7 @@ extern "C" int provider_query(acm_provider** p, std::uint32_t* version) {
   ::sleep(600);
 #endif
 #ifdef HOSTILE_LIES
-  write_to_pipes(R"({"loaded":"yes","version":-1,"size":1e300,"fits":1,"name":"a\u001b[2Jb","file":"/etc/passwd",)"
+  write_to_pipes(R"({"loaded":"yes","interface_version":-1,"size":1e300,"fits":1,"name":"a\u001b[2Jb","file":"/etc/passwd",)"
                  R"("stray":{"key":[1,2]},"error":"lies\u0007"})",
                  1);
   ::_exit(0);

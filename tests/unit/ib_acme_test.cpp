@@ -47,8 +47,58 @@ TEST(IbAcme, ComparePathsNamesEveryDifferingField) {
   auto m = ib_acme::compare_paths(a, b);
   ASSERT_EQ(m.size(), 2u);
   EXPECT_EQ(m[0].field, "sl");
-  EXPECT_EQ(m[1].field, "mtu");
+  EXPECT_EQ(m[1].field, "mtu_code");
   EXPECT_TRUE(ib_acme::compare_paths(a, a).empty());
+}
+
+TEST(IbAcme, PathJsonHasTheMtuInBytesAndTheCodesApart) {
+  fabric::acm::path_record p;
+  p.pkey = 0xffff;
+  p.mtu = 4;
+  p.rate = 7;
+  auto j = ib_acme::path_json(p);
+  EXPECT_EQ(j["pkey"], 0xffff);
+  EXPECT_EQ(j["mtu"], 2048);
+  EXPECT_EQ(j["mtu_code"], 4);
+  EXPECT_EQ(j["rate_code"], 7);
+  EXPECT_FALSE(j.contains("mtu_bytes"));
+  EXPECT_FALSE(j.contains("rate"));
+}
+
+TEST(IbAcme, GidHalvesThatDifferAreHexStringsAndThePortIsSplit) {
+  fabric::acm::path_record a, b;
+  a.dgid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0xf4, 0x52, 0x14, 3, 0, 0x12, 0x34, 0x56};
+  b.dgid = a.dgid;
+  b.dgid[15] = 0x57;
+  a.sl = 1;
+  b.sl = 2;
+  ib_acme::lookup l;
+  l.service = "/s";
+  l.dest = "10.0.0.5";
+  l.format = 'i';
+  l.path = a;
+  l.sa = ib_acme::sa_check{};
+  l.sa->checked = true;
+  l.sa->device = "mlx5_0";
+  l.sa->port = 1;
+  l.sa->record = b;
+  l.sa->mismatches = ib_acme::compare_paths(a, b);
+  auto j = ib_acme::result_json(l, 0);
+  const auto& sa = j["verify"]["sa"];
+  EXPECT_EQ(sa["device"], "mlx5_0");
+  EXPECT_EQ(sa["port"], 1);
+  ASSERT_EQ(sa["mismatches"].size(), 2u);
+  EXPECT_EQ(sa["mismatches"][0]["field"], "dgid_guid");
+  EXPECT_EQ(sa["mismatches"][0]["acm"], "0xf452140300123456");
+  EXPECT_EQ(sa["mismatches"][0]["sa"], "0xf452140300123457");
+  EXPECT_EQ(sa["mismatches"][1]["field"], "sl");
+  EXPECT_EQ(sa["mismatches"][1]["acm"], 1);
+  EXPECT_EQ(l.sa->where(), "mlx5_0/1");
+  l.sa = ib_acme::sa_check{};
+  l.sa->reason = "no active InfiniBand port";
+  j = ib_acme::result_json(l, 0);
+  EXPECT_TRUE(j["verify"]["sa"]["device"].is_null());
+  EXPECT_TRUE(j["verify"]["sa"]["port"].is_null());
 }
 
 TEST(IbAcme, JsonHasOneResultPerLookup) {

@@ -178,7 +178,7 @@ void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {
                        {"mtu", p.active_mtu},
                        {"width", fabric::width_name(p.active_width)},
                        {"speed", fabric::speed_name(p.active_speed)},
-                       {"rate", fabric::text_or_null(p.rate)},
+                       {"rate_text", fabric::text_or_null(p.rate)},
                        {"rate_gbps", fabric::value_or_null(p.rate_gbps())}});
   }
   if (rep.self) {

@@ -121,7 +121,7 @@ void to_json(json& j, const options& opt, const matrix& m) {
   j["summary"] = {{"check", check_name(m.check)},
                   {"hosts", m.hosts},
                   {"pairs", m.planned()},
-                  {"ok", m.count(pair_state::ok)},
+                  {"passed", m.count(pair_state::ok)},
                   {"slow", m.count(pair_state::slow)},
                   {"failed", m.count(pair_state::failed)},
                   {"missing", m.count(pair_state::missing)},

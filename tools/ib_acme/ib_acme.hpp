@@ -23,11 +23,16 @@ namespace ib_acme {
 struct sa_check {
   bool checked = false;                ///< false: no port could ask the SA
   std::string reason;                  ///< why not checked, or the query's failure
-  std::string port;                    ///< "mlx5_0/1"
+  std::string device;                  ///< the port that asked: "mlx5_0", empty when none
+  unsigned port = 0;                   ///< and its number
   std::optional<fabric::acm::path_record> record;   ///< what the SA returned
-  struct mismatch { std::string field; std::uint64_t acm = 0, sa = 0; };
+  /// A differing field; `wide` for a 64-bit GID half, which the JSON writes
+  /// as a hex string (format_guid): an integer above 2^53 loses digits in JS and jq.
+  struct mismatch { std::string field; std::uint64_t acm = 0, sa = 0; bool wide = false; };
   std::vector<mismatch> mismatches;
   [[nodiscard]] bool match() const { return checked && record && mismatches.empty(); }
+  /// "mlx5_0/1", as the human output names the port.
+  [[nodiscard]] std::string where() const;
 };
 
 /// One source x destination lookup.
@@ -113,6 +118,10 @@ std::string format_lookup_stats(const lookup& l);
 
 /// The original's "Path information" block.
 std::string format_path(const fabric::acm::path_record& p);
+
+/// A GUID or another 64-bit identifier as the JSON writes it: "0x" and 16
+/// hex digits (a number that large loses digits in JavaScript and jq).
+std::string format_guid(std::uint64_t v);
 
 /// The fields of a path that a direct SA answer must agree on.
 std::vector<sa_check::mismatch> compare_paths(const fabric::acm::path_record& acm, const fabric::acm::path_record& sa);

@@ -62,7 +62,7 @@ std::vector<json> collect_ports(const options& opt) {
       if (ibv_query_port(ctx.get(), static_cast<std::uint8_t>(p), &pa) != 0) continue;
       json j{{"device", dev},
              {"port", p},
-             {"link_layer", pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand"},
+             {"link_layer", fabric::link_layer_name(pa.link_layer)},
              {"state", fabric::port_state_name(static_cast<std::uint8_t>(pa.state))},
              {"mtu", fabric::mtu_bytes(pa.active_mtu)},
              {"max_mtu", fabric::mtu_bytes(pa.max_mtu)},

@@ -36,7 +36,7 @@ std::string format_probe(const json& p) {
   s += "\n";
   for (const auto& x : fact(prov, "providers", json::array())) {
     if (fact(x, "fits", false) || known(x, "name"))
-      s += fmt::format("  {} name {} version {} {}\n", text(x, "file", ""), text(x, "name", "?"), fact(x, "version", 0u),
+      s += fmt::format("  {} name {} version {} {}\n", text(x, "file", ""), text(x, "name", "?"), fact(x, "interface_version", 0u),
                        fact(x, "fits", false) ? "fits" : "does not fit");
     else
       s += fmt::format("  {} cannot load: {}\n", text(x, "file", ""), text(x, "error", "?"));

@@ -69,7 +69,7 @@ void isolate(int& fd) {
           c["error"] = fmt::format("provider_query failed ({})", rc);
         } else {
           c["name"] = fabric::printable(p->name ? p->name : "");
-          c["version"] = version;
+          c["interface_version"] = version;
           c["size"] = p->size;
           c["fits"] = version == ACM_PROV_VERSION && p->size == sizeof(acm_provider);
         }
@@ -105,7 +105,7 @@ void take_answer(json& r, const json& c) {
   take("loaded", &json::is_boolean);
   take("lazy_loadable", &json::is_boolean);
   take("name", &json::is_string);
-  take("version", &json::is_number_unsigned);
+  take("interface_version", &json::is_number_unsigned);
   take("size", &json::is_number_unsigned);
   take("fits", &json::is_boolean);
   take("error", &json::is_string);
@@ -116,7 +116,7 @@ void take_answer(json& r, const json& c) {
 json probe_provider(const std::string& path, const fabric::wait_limit& limit) {
   // Every fact has its key; what the provider did not tell is null.
   json r{{"file", path},    {"loaded", false}, {"lazy_loadable", nullptr}, {"name", nullptr},
-         {"version", nullptr}, {"size", nullptr},  {"fits", false},           {"error", nullptr}};
+         {"interface_version", nullptr}, {"size", nullptr},  {"fits", false},           {"error", nullptr}};
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     r["error"] = fmt::format("pipe: {}", std::strerror(errno));

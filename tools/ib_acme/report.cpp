@@ -34,6 +34,10 @@ std::string format_path(const acm::path_record& p) {
   return s;
 }
 
+std::string format_guid(std::uint64_t v) { return fmt::format("0x{:016x}", v); }
+
+std::string sa_check::where() const { return fmt::format("{}/{}", device, port); }
+
 nlohmann::json path_json(const acm::path_record& p) {
   return {{"service_id", p.service_id},
           {"dgid", fabric::format_gid(p.dgid)},
@@ -50,10 +54,10 @@ nlohmann::json path_json(const acm::path_record& p) {
           {"qos_class", p.qos_class},
           {"sl", p.sl},
           {"mtu_selector", p.mtu_selector},
-          {"mtu", p.mtu},
-          {"mtu_bytes", fabric::mtu_bytes(p.mtu)},
+          {"mtu_code", p.mtu},
+          {"mtu", fabric::mtu_bytes(p.mtu)},
           {"rate_selector", p.rate_selector},
-          {"rate", p.rate},
+          {"rate_code", p.rate},
           {"rate_gbps", fabric::rate_gbps(p.rate)},
           {"packet_life_time_selector", p.packet_life_time_selector},
           {"packet_life_time", p.packet_life_time},
@@ -62,18 +66,18 @@ nlohmann::json path_json(const acm::path_record& p) {
 
 std::vector<sa_check::mismatch> compare_paths(const acm::path_record& a, const acm::path_record& s) {
   std::vector<sa_check::mismatch> out;
-  auto cmp = [&](const char* field, std::uint64_t x, std::uint64_t y) {
-    if (x != y) out.push_back({field, x, y});
+  auto cmp = [&](const char* field, std::uint64_t x, std::uint64_t y, bool wide = false) {
+    if (x != y) out.push_back({field, x, y, wide});
   };
   auto gid_hi = [](const std::array<std::uint8_t, 16>& g, int half) {
     std::uint64_t v = 0;
     for (int i = 0; i < 8; ++i) v = v << 8 | g[half * 8 + i];
     return v;
   };
-  cmp("dgid_prefix", gid_hi(a.dgid, 0), gid_hi(s.dgid, 0));
-  cmp("dgid_guid", gid_hi(a.dgid, 1), gid_hi(s.dgid, 1));
-  cmp("sgid_prefix", gid_hi(a.sgid, 0), gid_hi(s.sgid, 0));
-  cmp("sgid_guid", gid_hi(a.sgid, 1), gid_hi(s.sgid, 1));
+  cmp("dgid_prefix", gid_hi(a.dgid, 0), gid_hi(s.dgid, 0), true);
+  cmp("dgid_guid", gid_hi(a.dgid, 1), gid_hi(s.dgid, 1), true);
+  cmp("sgid_prefix", gid_hi(a.sgid, 0), gid_hi(s.sgid, 0), true);
+  cmp("sgid_guid", gid_hi(a.sgid, 1), gid_hi(s.sgid, 1), true);
   cmp("dlid", a.dlid, s.dlid);
   cmp("slid", a.slid, s.slid);
   cmp("flow_label", a.flow_label, s.flow_label);
@@ -83,8 +87,9 @@ std::vector<sa_check::mismatch> compare_paths(const acm::path_record& a, const a
   cmp("pkey", a.pkey, s.pkey);
   cmp("qos_class", a.qos_class, s.qos_class);
   cmp("sl", a.sl, s.sl);
-  cmp("mtu", a.mtu, s.mtu);
-  cmp("rate", a.rate, s.rate);
+  // Named as the path's keys: the codes, not the bytes and Gb/s.
+  cmp("mtu_code", a.mtu, s.mtu);
+  cmp("rate_code", a.rate, s.rate);
   cmp("packet_life_time", a.packet_life_time, s.packet_life_time);
   return out;
 }
@@ -135,10 +140,16 @@ nlohmann::json result_json(const lookup& l, std::size_t index) {
          {"sa", nullptr}};
     if (l.sa) {
       nlohmann::json mm = nlohmann::json::array();
-      for (const auto& m : l.sa->mismatches) mm.push_back({{"field", m.field}, {"acm", m.acm}, {"sa", m.sa}});
+      auto value = [](const sa_check::mismatch& m, std::uint64_t x) {
+        return m.wide ? nlohmann::json(format_guid(x)) : nlohmann::json(x);
+      };
+      for (const auto& m : l.sa->mismatches)
+        mm.push_back({{"field", m.field}, {"acm", value(m, m.acm)}, {"sa", value(m, m.sa)}});
+      bool asked = !l.sa->device.empty();
       v["sa"] = {{"checked", l.sa->checked},
                  {"match", l.sa->match()},
-                 {"port", text_or_null(l.sa->port)},
+                 {"device", asked ? nlohmann::json(l.sa->device) : nlohmann::json(nullptr)},
+                 {"port", asked ? nlohmann::json(l.sa->port) : nlohmann::json(nullptr)},
                  {"reason", text_or_null(l.sa->reason)},
                  {"record", l.sa->record ? path_json(*l.sa->record) : nlohmann::json(nullptr)},
                  {"mismatches", std::move(mm)}};
@@ -172,10 +183,10 @@ nlohmann::json result_json(const endpoint_result& e, std::size_t index) {
   auto j = item("endpoint", index, true, {});
   j["service"] = e.service;
   j["ep_index"] = e.ep_index;
-  j["guid"] = fmt::format("0x{:016x}", e.data.dev_guid);
+  j["guid"] = format_guid(e.data.dev_guid);
   j["port"] = e.data.port_num;
   j["phys_port_cnt"] = e.data.phys_port_cnt;
-  j["pkey"] = fmt::format("0x{:04x}", e.data.pkey);
+  j["pkey"] = e.data.pkey;
   j["prov"] = e.data.prov_name;
   j["addresses"] = e.data.addrs;
   return j;

@@ -27,16 +27,16 @@ int path_verifier::verify(acm::client& c, lookup& l) {
   l.sa = direct_sa_check(*l.path);
   if (l.sa->checked) {
     if (l.sa->match()) {
-      out_("SA path record: match ({})\n", l.sa->port);
+      out_("SA path record: match ({})\n", l.sa->where());
     } else if (!l.sa->record) {
-      out_("SA path record: no answer ({}): {}\n", l.sa->port, l.sa->reason);
+      out_("SA path record: no answer ({}): {}\n", l.sa->where(), l.sa->reason);
       if (ret == 0) l.error = "SA: " + l.sa->reason;
       ret = -1;
     } else {
       std::string diffs;
       for (const auto& m : l.sa->mismatches) diffs += fmt::format(" {} acm {} sa {};", m.field, m.acm, m.sa);
       if (!diffs.empty()) diffs.pop_back();
-      out_("SA path record: mismatch ({}):{}\n", l.sa->port, diffs);
+      out_("SA path record: mismatch ({}):{}\n", l.sa->where(), diffs);
       if (ret == 0) l.error = "the SA's path record differs from the service's";
       ret = -1;
     }
@@ -60,7 +60,8 @@ sa_check path_verifier::direct_sa_check(const acm::path_record& p) {
     check.reason = ports_->empty() ? "no umad port on this host" : "no active InfiniBand port";
     return check;
   }
-  check.port = fmt::format("{}/{}", chosen->ca, chosen->port);
+  check.device = chosen->ca;
+  check.port = chosen->port;
   auto answer = fabric::sa::query_path(*chosen, p, opt_.timeout.each());
   if (!answer.answered && answer.error.rfind("open", 0) == 0) {
     check.reason = answer.error;  // could not even ask: not a verdict

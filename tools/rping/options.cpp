@@ -62,8 +62,11 @@ void validate(const options& o) {
   if (o.persistent && !o.server) fabric::cli::usage_error("-P (persistent) is a server option");
 }
 
+// --server and --client are flags here, but `server` is an address (udaddy,
+// ucmatose) or a host (fabric-sweep) in every other document: the JSON names
+// them server_mode and client_mode, so that one key keeps one type.
 nlohmann::json options_json(const options& o) {
-  return {{"server", o.server},   {"client", o.client},          {"addr", text_or_null(o.addr)},
+  return {{"server_mode", o.server}, {"client_mode", o.client}, {"addr", text_or_null(o.addr)},
           {"source", text_or_null(o.source)}, {"port", o.port}, {"count", o.count},
           {"size", o.size},       {"verbose", o.verbose > 0},    {"verify", o.verify},
           {"debug", o.debug > 0}, {"persistent", o.persistent},  {"self_qp", o.self_created_qp},
