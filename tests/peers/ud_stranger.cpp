@@ -12,7 +12,7 @@
 #include "fabric/verbs/addr.hpp"
 #include "fabric/cm/cm.hpp"
 #include "fabric/base/handles.hpp"
-#include "fabric/base/progress.hpp"
+#include "fabric/base/idle_deadline.hpp"
 #include "fabric/cm/ud.hpp"
 #include "fabric/flows/ud_traffic.hpp"
 #include "fabric/verbs/verbs.hpp"

@@ -1,6 +1,6 @@
 #include "parse_options.hpp"
 #include "ucmatose/payload.hpp"
-#include "ucmatose/progress_timer.hpp"
+#include "fabric/base/idle_deadline.hpp"
 #include "ucmatose/ucmatose.hpp"
 
 #include <CLI/CLI.hpp>
@@ -289,7 +289,7 @@ std::int64_t fake_clock() { return fake_ms; }
 
 TEST(ucmatose_timer, a_phase_ends_after_the_limit_without_progress) {
   fake_ms = 1000;
-  ucmatose::progress_timer t(std::chrono::milliseconds(3000), fake_clock);
+  fabric::progress_timer t(std::chrono::milliseconds(3000), fake_clock);
   EXPECT_EQ(t.next_wait(false), 3000);
   fake_ms = 2000;
   EXPECT_EQ(t.next_wait(true), 3000);  // progress restarts the limit
@@ -303,7 +303,7 @@ TEST(ucmatose_timer, events_that_are_not_progress_cannot_keep_a_phase_alive) {
   // A flood of refused connection requests: a wake-up every 10 ms, none of
   // them progress. The phase still ends at the limit.
   fake_ms = 0;
-  ucmatose::progress_timer t(std::chrono::milliseconds(3000), fake_clock);
+  fabric::progress_timer t(std::chrono::milliseconds(3000), fake_clock);
   int wakeups = 0;
   while (t.next_wait(false) > 0) {
     fake_ms += 10;
@@ -314,7 +314,7 @@ TEST(ucmatose_timer, events_that_are_not_progress_cannot_keep_a_phase_alive) {
 }
 
 TEST(ucmatose_timer, the_coarse_clock_moves_forward) {
-  auto a = ucmatose::progress_timer::coarse_now_ms();
+  auto a = fabric::progress_timer::coarse_now_ms();
   EXPECT_GT(a, 0);
-  EXPECT_GE(ucmatose::progress_timer::coarse_now_ms(), a);
+  EXPECT_GE(fabric::progress_timer::coarse_now_ms(), a);
 }

@@ -1,7 +1,7 @@
 // The loop and the phases both sides share.
 #include "session.hpp"
 
-#include "progress_timer.hpp"
+#include "fabric/base/idle_deadline.hpp"
 
 #include "fabric/base/wait.hpp"
 
@@ -123,7 +123,7 @@ void session::on_disconnected(std::size_t i) {
 }
 
 bool session::drive(const std::function<bool()>& done) {
-  progress_timer timer(o_.timeout.each());
+  fabric::progress_timer timer(o_.timeout.each());
   std::vector<int> fds;
   auto on_completion = [this](const ibv_wc& wc) { exchange_.on_completion(wc); };
   for (;;) {

@@ -7,7 +7,7 @@
 /// long after its last progress, and never waits without a bound unless
 /// it says so (a server waiting for its first client).
 
-#include "fabric/base/progress.hpp"
+#include "fabric/base/idle_deadline.hpp"
 #include "fabric/base/wait.hpp"
 
 #include <chrono>

@@ -7,7 +7,7 @@
 #include "fabric/base/error.hpp"
 #include "fabric/base/handles.hpp"
 #include "fabric/verbs/ports.hpp"
-#include "fabric/base/progress.hpp"
+#include "fabric/base/idle_deadline.hpp"
 #include "fabric/verbs/verbs.hpp"
 
 #include <cstddef>

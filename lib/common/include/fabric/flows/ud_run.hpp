@@ -8,7 +8,7 @@
 /// --timeout (wait_limit). Owns the members.
 
 #include "fabric/base/error.hpp"
-#include "fabric/base/progress.hpp"
+#include "fabric/base/idle_deadline.hpp"
 #include "fabric/base/wait_limit.hpp"
 #include "fabric/cm/cm.hpp"
 #include "fabric/cm/ud.hpp"

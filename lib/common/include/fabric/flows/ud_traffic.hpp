@@ -3,7 +3,7 @@
 /// sends paced to the send queue, receives reposted, counts, strangers and
 /// oversize datagrams set aside, and the payload check of --verify.
 
-#include "fabric/base/progress.hpp"
+#include "fabric/base/idle_deadline.hpp"
 #include "fabric/cm/ud.hpp"
 
 #include <cstdint>
