@@ -21,25 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-double verbs_rate(std::uint8_t width, std::uint8_t speed) {
-  double lanes = width == 1 ? 1 : width == 2 ? 4 : width == 4 ? 8 : width == 8 ? 12 : width == 16 ? 2 : 0;
-  double per_lane = 0;
-  switch (speed) {
-    case 1: per_lane = 2.5; break;
-    case 2: per_lane = 5; break;
-    case 4:
-    case 8: per_lane = 10; break;
-    case 16: per_lane = 14; break;
-    case 32: per_lane = 25; break;
-    case 64: per_lane = 50; break;
-    case 128: per_lane = 100; break;
-    default: break;
-  }
-  return lanes * per_lane;
-}
-
-/// Every local port, from verbs (MTU, state) and umad (SM, pkeys) together.
-
 bool exists(const std::string& path, mode_t type) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && (st.st_mode & S_IFMT) == type;
@@ -66,7 +47,7 @@ std::vector<json> collect_ports(const options& opt) {
              {"state", fabric::port_state_name(static_cast<std::uint8_t>(pa.state))},
              {"mtu", fabric::mtu_bytes(pa.active_mtu)},
              {"max_mtu", fabric::mtu_bytes(pa.max_mtu)},
-             {"rate_gbps", verbs_rate(pa.active_width, pa.active_speed)},
+             {"rate_gbps", fabric::width_lanes(pa.active_width) * fabric::lane_gbps(pa.active_speed)},
              {"lid", pa.lid},
              {"sm_lid", pa.sm_lid}};
       json pkeys = json::array();
