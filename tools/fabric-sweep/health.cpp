@@ -184,7 +184,7 @@ void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {
   if (rep.self) {
     const auto& s = *rep.self;
     results.push_back({{"kind", "self"},
-                       {"index", results.size()},
+                       {"index", 0},  // the first of its kind
                        {"ok", s.ok},
                        {"error", fabric::text_or_null(s.error)},
                        {"address", rep.address},
@@ -194,6 +194,7 @@ void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {
                        {"elapsed_us", s.elapsed_us},
                        {"latency", fabric::value_or_null(s.latency)}});
   }
+  auto failed = std::count_if(results.begin(), results.end(), [](const nlohmann::json& r) { return !r["ok"].get<bool>(); });
   j["results"] = std::move(results);
   if (rep.address.empty()) {
     j["summary"] = nlohmann::json::object();
@@ -203,6 +204,7 @@ void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {
                   {"address", rep.address},
                   {"ports", rep.ports.size()},
                   {"active_ports", std::count_if(rep.ports.begin(), rep.ports.end(), active)},
+                  {"failed", failed},
                   {"self_ok", rep.self ? nlohmann::json(rep.self->ok) : nlohmann::json(nullptr)}};
 }
 

@@ -106,6 +106,7 @@ fabric::cli::fields summary_fields(const report& r) {
   using fabric::cli::field;
   static constexpr field connections{"connections", "{} connections"};
   static constexpr field established{"established", "{} established"};
+  static constexpr field failed{"failed", "{} failed"};
   static constexpr field setup{"setup_us", "setup {:.2f} ms", ", ", 1e-3};
   static constexpr field rate{"connections_per_second", "{:.1f} connections/s"};
   static constexpr field expected{"expected", "{} expected"};
@@ -118,7 +119,7 @@ fabric::cli::fields summary_fields(const report& r) {
   f.line("connections: ")
       .put(connections, r.connections.size(), false)
       .put(established, r.established())
-      .say(fmt::format("{} failed", r.connections.size() - r.established()))
+      .put(failed, r.connections.size() - r.established())
       .put(setup, r.setup_us)
       .put(rate, r.connections_per_second());
   f.line("messages: ")
