@@ -141,11 +141,15 @@ struct json_run {
   int rc = 0;
 };
 
-json_run run_json(const std::function<void(nlohmann::json&)>& render, const fabric::result_source& results = {}) {
+json_run run_json(const std::function<void(nlohmann::json&)>& render, const fabric::result_source& results = {},
+                  std::vector<std::string> args = {"-j"}) {
   CLI::App app;
   fabric::cli::output_options out;
   fabric::cli::add_output_options(app, out);
-  argv_of a({"-j"});
+  std::string file;
+  app.add_option("--out", file);
+  app.add_option("input", file);
+  argv_of a(std::move(args));
   testing::internal::CaptureStdout();
   int rc = fabric::cli::run({.name = "tool", .validate = {}, .body = [](fabric::console&) { return fabric::verdict{}; }, .render = render},
                             app, a.argc(), a.argv(), out, results);
@@ -173,4 +177,16 @@ TEST(cli, results_whose_source_fails_midway_fail_the_run_and_say_so) {
   EXPECT_EQ(r.doc["exit_code"], 8);
   EXPECT_EQ(r.doc["ok"], false);
   EXPECT_EQ(r.doc["error"], "the results could not all be written: out of figures");
+}
+
+TEST(cli, an_empty_value_is_a_usage_error_and_never_takes_the_next_argument) {
+  auto no_render = [](nlohmann::json&) {};
+  auto r = run_json(no_render, {}, {"-j", "--out=", "sweep.jsonl"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.doc["error"], "--out: the value after '=' is empty");
+  r = run_json(no_render, {}, {"-j", "--out", "", "sweep.jsonl"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.doc["error"], "--out: an empty value");
+  r = run_json(no_render, {}, {"-j", "--", ""});
+  EXPECT_EQ(r.rc, 0) << "after --, an argument is the tool's to judge";
 }

@@ -137,6 +137,22 @@ output_mode mode_in_argv(const CLI::App& app, int argc, char** argv) {
 
 namespace {
 
+/// Empty values are usage errors: "--name=" with nothing after it (CLI11
+/// would take the next argument as the value: `--csv= sweep.jsonl` writing
+/// over the input), and an empty argument (`--html "$UNSET"` writing no
+/// page, and saying nothing).
+void reject_empty_values(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "--") return;
+    if (arg.starts_with("--") && arg.size() > 3 && arg.find('=') == arg.size() - 1)
+      throw error(exit_code::usage, fmt::format("{}: the value after '=' is empty", printable(arg.substr(0, arg.size() - 1))));
+    if (arg.empty())
+      throw error(exit_code::usage, i > 1 ? fmt::format("{}: an empty value", printable(argv[i - 1]))
+                                          : std::string("an empty argument"));
+  }
+}
+
 /// The outcome of a thrown exception.
 verdict verdict_of(std::exception_ptr ep) {
   try {
@@ -194,6 +210,7 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
   verdict v;
   bool parsed = false;
   try {
+    reject_empty_values(argc, argv);
     app.parse(argc, argv);
     parsed = true;
     if (t.validate) t.validate();

@@ -43,7 +43,7 @@ void console::set_role(std::string_view role) {
 }
 
 void console::write(std::FILE* f, std::string_view text) {
-  if (closed_) return;
+  if (closed_ && f == stdout) return;
   // A signal (Ctrl-C while a reader is slow) interrupts a blocked write
   // with nothing lost: write the rest, so that what is printed stays whole.
   for (std::size_t done = 0; done < text.size();) {
@@ -58,6 +58,7 @@ void console::write(std::FILE* f, std::string_view text) {
   // run that only reports should not go on alone.
   closed_ = true;
   if (errno == EPIPE) {
+    reader_gone_ = true;
     stop(exit_code::output_closed, "stdout closed: its reader went away");
     throw error(exit_code::output_closed, "stdout closed: its reader went away");
   }
@@ -105,7 +106,8 @@ std::optional<exit_code> console::finish(nlohmann::json document, std::string_vi
   std::string why;
   try {
     if (mode_ == output_mode::human) {
-      if (!error.empty()) write(stderr, fmt::format("{}: error: {}\n", tool_, error));
+      // A reader that went away (| head) needs no word; any other failure does.
+      if (!error.empty() && !reader_gone_) write(stderr, fmt::format("{}: error: {}\n", tool_, error));
       if (!closed_) std::fflush(stdout);
       return std::nullopt;
     }
@@ -163,8 +165,11 @@ std::optional<exit_code> console::finish(nlohmann::json document, std::string_vi
     for (auto key : verdict_keys)
       if (document.contains(key)) tail += "," + pair_text(std::string(key), document[std::string(key)]);
     write(stdout, tail + (indent < 0 ? "}\n" : "\n}\n"));
-  } catch (const fabric::error&) {
-    // stdout is gone; the exit code says so.
+  } catch (const fabric::error& e) {
+    // stdout failed under the document: the exit code says so, and stderr
+    // why, unless its reader just went away.
+    if (!reader_gone_) write(stderr, fmt::format("{}: error: {}\n", tool_, e.what()));
+    return e.code();
   }
   return cut_short;
 }

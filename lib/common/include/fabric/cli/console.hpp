@@ -82,7 +82,9 @@ public:
   /// document's "results" array is written from it, item by item, and the
   /// verdict (summary, ok, exit_code, error) after it. When the results
   /// were cut short (Ctrl-C: exit code 130; their source failed: 8), the
-  /// verdict says so and that exit code comes back; nullopt otherwise.
+  /// verdict says so and that exit code comes back; so does the code of a
+  /// stdout that failed (9 its reader went away, 8 another error, said on
+  /// stderr); nullopt otherwise.
   std::optional<exit_code> finish(nlohmann::json document, std::string_view error,
                                   const result_source& results = {});
 
@@ -94,7 +96,8 @@ private:
   output_mode mode_;
   std::string host_;
   std::string role_ = "none";
-  bool closed_ = false;
+  bool closed_ = false;      ///< stdout failed: nothing more is written there
+  bool reader_gone_ = false; ///< it failed because its reader went away (EPIPE)
   std::mutex mutex_;
 };
 
