@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -61,6 +62,35 @@ TEST(sweep_report_hostile, a_malformed_pair_line_is_skipped_and_counted) {
   EXPECT_EQ(m.count(pair_state::ok), 2u);
   EXPECT_EQ(pair_of(m, "a", "c").state, pair_state::missing);
   EXPECT_TRUE(has_note(m, "5 pair lines of a wrong shape")) << ::testing::PrintToString(m.notes);
+}
+
+TEST(sweep_report_hostile, a_failure_whose_bytes_are_not_utf8_is_kept_and_its_bytes_escaped) {
+  auto failed = line("a", "e", false, 0);
+  auto at = failed.find("timed out");
+  failed.replace(at, 9, "lost \xff\xfe link");
+  auto host = line("a", "zq", true, 10);
+  host.replace(host.find("zq"), 2, "z\xff");
+  auto m = sweep::merge({failed, host, line("a", "b", true, 10)}, defaults);
+  EXPECT_EQ(pair_of(m, "a", "e").state, pair_state::failed);
+  EXPECT_EQ(m.error_of(pair_of(m, "a", "e")), "lost \\xff\\xfe link");
+  EXPECT_NE(std::find(m.hosts.begin(), m.hosts.end(), "z\\xff"), m.hosts.end()) << ::testing::PrintToString(m.hosts);
+  EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::test_failed);
+}
+
+TEST(sweep_report_hostile, figures_no_link_can_have_are_a_wrong_shape) {
+  auto m = sweep::merge({line("a", "c", true, 1.7976931348623157e308), line("a", "d", true, -1), line("a", "b", true, 10)},
+                        defaults);
+  EXPECT_EQ(m.count(pair_state::ok), 1u);
+  EXPECT_TRUE(has_note(m, "2 pair lines of a wrong shape")) << ::testing::PrintToString(m.notes);
+  EXPECT_TRUE(std::isfinite(m.bar.fleet.median));
+}
+
+TEST(sweep_report_hostile, a_time_past_any_calendar_is_no_time_and_the_page_is_drawn) {
+  auto j = nlohmann::json::parse(line("a", "b", true, 10));
+  j["time"] = 1e19;
+  auto m = sweep::merge({j.dump()}, defaults);
+  EXPECT_FALSE(m.run.started);
+  EXPECT_NE(sweep::html_page(m).find("</html>"), std::string::npos);
 }
 
 TEST(sweep_report_hostile, the_tools_own_outliers_events_are_the_sweeps) {

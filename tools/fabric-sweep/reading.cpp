@@ -4,6 +4,7 @@
 // skipped and counted, the rest of the line still read.
 #include "report.hpp"
 
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <cmath>
@@ -15,6 +16,43 @@ namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::object;
+
+/// The length of the valid UTF-8 sequence at the start of `b`, 0 when
+/// there is none (a stray, overlong or surrogate byte, a sequence cut off).
+std::size_t utf8_sequence(std::string_view b) {
+  auto at = [&](std::size_t i) { return static_cast<unsigned char>(b[i]); };
+  auto tail = [&](std::size_t i) { return i < b.size() && (at(i) & 0xc0) == 0x80; };
+  unsigned char c = at(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) return tail(1) ? 2 : 0;
+  if (c >= 0xe0 && c <= 0xef) {
+    if (!tail(1) || !tail(2) || (c == 0xe0 && at(1) < 0xa0) || (c == 0xed && at(1) > 0x9f)) return 0;
+    return 3;
+  }
+  if (c >= 0xf0 && c <= 0xf4) {
+    if (!tail(1) || !tail(2) || !tail(3) || (c == 0xf0 && at(1) < 0x90) || (c == 0xf4 && at(1) > 0x8f)) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+/// A line whose strings carry bytes that are not UTF-8 (a launcher or a
+/// file that mangled them): each such byte as the text \xNN, as every
+/// message quotes bytes, so that the line is read and its pair kept.
+std::string with_bad_bytes_escaped(std::string_view line) {
+  std::string out;
+  out.reserve(line.size() + 16);
+  while (!line.empty()) {
+    if (auto n = utf8_sequence(line)) {
+      out.append(line.substr(0, n));
+      line.remove_prefix(n);
+    } else {
+      out += fmt::format("\\\\x{:02x}", static_cast<unsigned char>(line.front()));
+      line.remove_prefix(1);
+    }
+  }
+  return out;
+}
 
 /// Why a pair entry is skipped: a field of the wrong type or value.
 struct malformed {};
@@ -53,9 +91,14 @@ bool flag(const object& o, std::string_view key, std::optional<bool> absent) {
   return b;
 }
 
+/// The most a figure may be (a time in microseconds: 31 years; Gb/s;
+/// seconds): beyond it a line lies, and sums of its squares would overflow.
+constexpr double most_figure = 1e15;
+
+/// A figure: a number from 0 to most_figure.
 double number(const element& e) {
   double d = 0;
-  if (e.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d)) throw malformed{};
+  if (e.get_double().get(d) != simdjson::SUCCESS || !(d >= 0 && d <= most_figure)) throw malformed{};
   return d;
 }
 
@@ -218,7 +261,14 @@ const line_word& line_reader::read(std::string_view json) {
   s.buffer.assign(json);
   s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
   element root;
-  if (s.parser.parse(s.buffer.data(), json.size(), false).get(root) != simdjson::SUCCESS) return s.word;
+  auto parsed = s.parser.parse(s.buffer.data(), json.size(), false).get(root);
+  if (parsed == simdjson::UTF8_ERROR) {
+    s.buffer = with_bad_bytes_escaped(json);
+    auto size = s.buffer.size();
+    s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
+    parsed = s.parser.parse(s.buffer.data(), size, false).get(root);
+  }
+  if (parsed != simdjson::SUCCESS) return s.word;
   object line;
   if (root.get_object().get(line) != simdjson::SUCCESS) return s.word;
   std::string_view tool;
@@ -226,7 +276,8 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.sweeps = true;
   if (auto t = field(line, "time")) {
     double d = 0;
-    if (t->get_double().get(d) == simdjson::SUCCESS && std::isfinite(d)) s.word.time = d;
+    // Unix time up to the year 5000; any other is no time.
+    if (t->get_double().get(d) == simdjson::SUCCESS && d >= 0 && d <= 95'000'000'000.0) s.word.time = d;
   }
   std::string_view event;
   if (line["event"].get(event) == simdjson::SUCCESS) {
@@ -253,7 +304,7 @@ const line_word& line_reader::read(std::string_view json) {
     s.add_plan(summary);
     if (auto elapsed = field(summary, "elapsed_us")) {
       double d = 0;
-      if (elapsed->get_double().get(d) == simdjson::SUCCESS && std::isfinite(d)) s.word.sweep_us = d;
+      if (elapsed->get_double().get(d) == simdjson::SUCCESS && d >= 0 && d <= most_figure) s.word.sweep_us = d;
     }
   }
   std::string_view role;

@@ -167,7 +167,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   };
   write(r.html, [&] {
     page_context ctx;
-    ctx.options = options_json(opt).dump();
+    ctx.options = fabric::dump_json(options_json(opt));
     ctx.generated = fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
     ctx.groups = topology ? groups_of_topology(*topology, m.hosts) : groups_of_names(m.hosts);
     return html_page(m, ctx);
