@@ -226,6 +226,25 @@ check "fabric-sweep report DIRECTORY: exit 2, one error line" \
 run fabric-sweep report "$WORK/no-such-file"
 check "fabric-sweep report MISSING: exit 2, one error line" \
   test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep 'cannot read it' "$WORK/err")"
+# An empty value never takes the next argument as its own (the input
+# written over as the CSV), and an empty argument is no silent no-op.
+cp "$WORK/sweep.jsonl" "$WORK/keep.jsonl"
+for flag in --csv= --html= --prometheus= --outliers=; do
+  run fabric-sweep report "$flag" "$WORK/keep.jsonl"
+  check "fabric-sweep report $flag FILE: a usage error (2), the file untouched" \
+    test "$rc" -eq 2 -a -n "$(grep -e "${flag%=}: the value after '=' is empty" "$WORK/err")" \
+    -a -n "$(cmp "$WORK/keep.jsonl" "$WORK/sweep.jsonl" && echo same)"
+done
+run fabric-sweep report --html "" "$WORK/sweep.jsonl"
+check "fabric-sweep report --html '': a usage error (2)" test "$rc" -eq 2 -a -n "$(grep -e '--html: an empty value' "$WORK/err")"
+# A standard output that fails is said, on stderr, with a failing status.
+for mode in "" -j --json=lines; do
+  rc=0
+  # shellcheck disable=SC2086
+  "$BIN/fabric-sweep" report $mode "$WORK/sweep.jsonl" >/dev/full 2>"$WORK/err" || rc=$?
+  check "fabric-sweep report $mode >/dev/full: exit 8 and one error line" \
+    test "$rc" -eq 8 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep 'No space left' "$WORK/err")"
+done
 for bad in "--outlier-factor nan report" "report --outlier-factor inf" "report --bw-fraction nan" "--expect-gbps -inf report"; do
   # shellcheck disable=SC2086
   run fabric-sweep $bad "$WORK/sweep.jsonl"

@@ -23,7 +23,8 @@ TEST(hostlist, several_items_suffixes_and_groups) {
 }
 
 TEST(hostlist, bad_lists_are_usage_errors) {
-  for (const char* text : {"", "node[1-", "node1]", "n[3-1]", "n[a-b]", "n[1-2", "a,,b", "a,", "n[[1]]", "n[1-100000]"})
+  for (const char* text : {"", "node[1-", "node1]", "n[3-1]", "n[a-b]", "n[1-2", "a,,b", "a,", "n[[1]]", "n[1-100000]",
+                           "a\x1b\x07,b", "b\xff", "n 1,n2", "n\t[1-2]"})
     EXPECT_THROW(expand_hostlist(text), fabric::error) << text;
 }
 

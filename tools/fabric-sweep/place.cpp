@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -107,6 +108,9 @@ std::vector<std::string> addresses(const run_options& o, const std::vector<std::
   std::vector<std::string> out;
   if (!o.address_file.empty()) {
     std::ifstream in(o.address_file);
+    std::error_code ec;
+    if (std::filesystem::is_directory(o.address_file, ec))
+      fabric::cli::usage_error(fmt::format("--address-file {}: cannot read it: a directory", fabric::printable(o.address_file)));
     if (!in) fabric::cli::usage_error(fmt::format("--address-file {}: cannot read it", fabric::printable(o.address_file)));
     std::map<std::string, std::string> table;
     std::string line;

@@ -73,7 +73,13 @@ std::vector<std::string> expand_hostlist(std::string_view text) {
       i = close + 1;
     }
     if (partial.size() == 1 && partial.front().empty()) bad(text, "an empty name");
-    for (auto& p : partial) names.push_back(std::move(p));
+    for (auto& p : partial) {
+      // Host names are printable ASCII: a control byte or a space in one
+      // would reach every line that names the host.
+      if (std::any_of(p.begin(), p.end(), [](char c) { return c <= ' ' || c >= 0x7f; }))
+        bad(text, "a byte that no host name has");
+      names.push_back(std::move(p));
+    }
     if (names.size() > max_hostlist_names) bad(text, "more names than a host list may hold");
     if (i < text.size()) {
       ++i;  // the comma
