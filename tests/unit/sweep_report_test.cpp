@@ -254,6 +254,30 @@ TEST(sweep_report_multicast, a_pair_heard_by_one_side_only_does_not_pass) {
   EXPECT_EQ(m.error_of(one), "only a reported the pair; each must have heard the other");
 }
 
+TEST(sweep_report_multicast, no_latency_figures_no_fleet_median_and_a_missing_pair_has_no_round) {
+  auto mc = [](const std::string& s, const std::string& c, const std::string& side) {
+    return line(s, c, true, 0, {{"check", "multicast"}, {"latency", nullptr}}, side);
+  };
+  auto m = sweep::merge({mc("a", "b", "server"), mc("a", "b", "client"), mc("b", "c", "server"), mc("b", "c", "client"),
+                         mc("a", "c", "server"), mc("a", "c", "client"),
+                         nlohmann::json{{"tool", "fabric-sweep"}, {"event", "sweep"},
+                                        {"sweep", {{"hosts", {"a", "b", "c", "d"}}}}}.dump()},
+                        defaults);
+  EXPECT_FALSE(m.latency_measured());
+  nlohmann::json doc;
+  sweep::to_json(doc, sweep::options{}, m);
+  EXPECT_TRUE(doc["summary"]["median_p50_us"].is_null());
+  EXPECT_TRUE(doc["summary"]["mad_us"].is_null());
+  EXPECT_EQ(sweep::format_matrix(m).find("median p50"), std::string::npos);
+  std::size_t missing = 0;
+  sweep::each_result(m, [&](const nlohmann::json& r) {
+    if (r["state"] != "missing") return;
+    ++missing;
+    EXPECT_TRUE(r["round"].is_null() && r["sweep"].is_null()) << r.dump();
+  });
+  EXPECT_EQ(missing, 3u);
+}
+
 /// A bw pair line: the server's side to the client at `down`, back at `up` (Gb/s).
 std::string bw_line(const std::string& s, const std::string& c, std::optional<double> to_client, std::optional<double> to_server) {
   auto dir = [](std::optional<double> g) {

@@ -59,6 +59,10 @@ std::string matrix::error_of(const merged_pair& p) const {
   return p.every_retest_failed ? "every re-test failed: " + text : text;
 }
 
+bool matrix::latency_measured() const noexcept {
+  return std::any_of(pairs.begin(), pairs.end(), [](const merged_pair& p) { return p.latency() != nullptr; });
+}
+
 std::vector<int> matrix::bad_pairs_by_host() const {
   std::vector<int> bad(hosts.size(), 0);
   for (const auto& p : pairs)

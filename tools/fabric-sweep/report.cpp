@@ -95,10 +95,10 @@ void each_result(const matrix& m, const fabric::result_sink& sink) {
           {"a", m.hosts[p.a]},
           {"b", m.hosts[p.b]},
           {"state", state_name(p.state)},
-          {"round", p.round},
+          {"round", p.sweep == 0 ? json(nullptr) : json(p.round)},
           {"latency", p.latency() ? json(*p.latency()) : json(nullptr)},
           {"bandwidth", std::move(bandwidth)},
-          {"sweep", p.sweep},
+          {"sweep", p.sweep == 0 ? json(nullptr) : json(p.sweep)},
           {"retests", p.retests},
           {"first_p50_us", fabric::value_or_null(p.first_p50_us)}});
   }
@@ -111,6 +111,7 @@ void to_json(json& j, const options& opt, const matrix& m) {
   // The results are each_result's, written as the document is.
   json worst = json::array();
   for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
+  bool fleet_measured = m.latency_measured();
   json bar = nullptr;
   if (bw)
     bar = {{"p90_gbps", fabric::value_or_null(m.bar.best_gbps)},
@@ -125,8 +126,8 @@ void to_json(json& j, const options& opt, const matrix& m) {
                   {"slow", m.count(pair_state::slow)},
                   {"failed", m.count(pair_state::failed)},
                   {"missing", m.count(pair_state::missing)},
-                  {"median_p50_us", m.bar.fleet.median},
-                  {"mad_us", m.bar.fleet.mad},
+                  {"median_p50_us", fleet_measured ? json(m.bar.fleet.median) : json(nullptr)},
+                  {"mad_us", fleet_measured ? json(m.bar.fleet.mad) : json(nullptr)},
                   {"bandwidth_bar", std::move(bar)},
                   {"worst_hosts", std::move(worst)},
                   {"rounds", m.rounds},

@@ -197,6 +197,9 @@ struct matrix {
   [[nodiscard]] std::size_t index_of(std::size_t i, std::size_t k) const noexcept;
   /// A pair's error text ("" none), "every re-test failed: " in front when so.
   [[nodiscard]] std::string error_of(const merged_pair& p) const;
+  /// Whether any pair has latency figures (not bw, not multicast), that
+  /// the fleet's median and MAD are made of.
+  [[nodiscard]] bool latency_measured() const noexcept;
   /// Each host's bad pairs, by host index.
   [[nodiscard]] std::vector<int> bad_pairs_by_host() const;
 };

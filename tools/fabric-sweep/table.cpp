@@ -121,8 +121,9 @@ std::string format_matrix(const matrix& m) {
                       : fmt::format("{} hosts, check {}: no table above {} hosts (--html draws an overview, --csv "
                                     "writes every pair)\n",
                                     m.hosts.size(), check_name(m.check), cells_up_to);
-  s += fmt::format("pairs: {} ok, {} slow, {} failed, {} missing; ", m.count(pair_state::ok), m.count(pair_state::slow),
+  s += fmt::format("pairs: {} ok, {} slow, {} failed, {} missing", m.count(pair_state::ok), m.count(pair_state::slow),
                    m.count(pair_state::failed), m.count(pair_state::missing));
+  if (bw || m.latency_measured()) s += "; ";
   if (bw) {
     auto bar = m.bar.bar_gbps();
     s += bar ? fmt::format("bar {} Gb/s", gbps_text(*bar)) : std::string("no bar (fewer than 3 pairs measured)");
@@ -133,8 +134,10 @@ std::string format_matrix(const matrix& m) {
       s += fmt::format("{}expected {} Gb/s", m.bar.best_gbps ? "; " : " (", gbps_text(*m.bar.expect_gbps));
     if (m.bar.best_gbps || m.bar.expect_gbps) s += ")";
     s += "\n";
-  } else {
+  } else if (m.latency_measured()) {
     s += fmt::format("median p50 {:.1f} us, MAD {:.1f} us\n", m.bar.fleet.median, m.bar.fleet.mad);
+  } else {
+    s += "\n";  // multicast, or no pair measured: no figures to sum up
   }
   s += failed_lines(m);
   std::size_t named = 0;
