@@ -138,7 +138,7 @@ fabric::verdict check_host(const options& opt, health_report& rep, fabric::conso
     const auto& s = *rep.self;
     if (s.ok && s.latency)
       con.line(fmt::format("self-connection {}:{}: {} pings, rtt min {:.1f} p50 {:.1f} p99 {:.1f} max {:.1f} us",
-                           rep.address, s.port, s.pings, s.latency->min, s.latency->p50, s.latency->p99, s.latency->max));
+                           rep.address, s.port, s.pings.value_or(0), s.latency->min, s.latency->p50, s.latency->p99, s.latency->max));
   }
   return judge(opt, rep);
 }
@@ -189,7 +189,7 @@ void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {
                        {"error", fabric::text_or_null(s.error)},
                        {"address", rep.address},
                        {"port", s.port},
-                       {"pings", s.pings},
+                       {"pings", fabric::value_or_null(s.pings)},
                        {"connect_us", fabric::value_or_null(s.connect_us)},
                        {"elapsed_us", s.elapsed_us},
                        {"latency", fabric::value_or_null(s.latency)}});

@@ -42,7 +42,7 @@ struct pair_result {
   std::optional<fabric::latency_summary> latency;  ///< client side: round trips, or connection setup
   std::optional<double> connect_us;
   double elapsed_us = 0;        ///< the pair on this side, waiting for the peer included
-  std::uint64_t pings = 0;      ///< round trips completed (ping, ud)
+  std::optional<std::uint64_t> pings;  ///< round trips completed (ping, ud), datagrams heard (multicast)
   std::optional<std::uint64_t> connections;  ///< connections made (connect)
   std::optional<std::uint64_t> sent, lost;   ///< datagrams (ud; lost: client side)
   std::optional<std::uint64_t> lookups;      ///< ACM lookups answered (acm)
