@@ -4,6 +4,7 @@
 
 #include "fabric/base/error.hpp"
 #include "fabric/base/text.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +15,6 @@
 
 #include <algorithm>
 #include <array>
-#include <csignal>
 #include <memory>
 
 namespace sweep {
@@ -75,13 +75,7 @@ presence::presence(const run_options& r, int rank) : rank_(rank) {
   }
   wake_ = fabric::unique_fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake_) fabric::throw_errno(errno, "eventfd");
-  // Signals stay with the threads that handle them: the new thread starts
-  // with every signal blocked.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  thread_ = std::thread([this] { answer(); });
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  thread_ = fabric::start_without_signals<std::thread>([this] { answer(); });
 }
 
 presence::~presence() {
@@ -111,11 +105,8 @@ departures::departures(const run_options& r, const std::vector<std::string>& add
   // Each rank starts with the rank after its own, so that the ranks do not
   // all dial the same peer at once.
   std::stable_partition(peers.begin(), peers.end(), [rank](int p) { return p > rank; });
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  thread_ = std::jthread([this, peers = std::move(peers)](const std::stop_token& stop) { first_dials(stop, peers); });
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  thread_ = fabric::start_without_signals<std::jthread>(
+      [this, peers = std::move(peers)](const std::stop_token& stop) { first_dials(stop, peers); });
 }
 
 departures::~departures() = default;

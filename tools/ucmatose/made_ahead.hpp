@@ -6,8 +6,9 @@
 /// has nothing else to do yet can make the rest beside the helper
 /// (make_all).
 
+#include "fabric/base/wait.hpp"
+
 #include <atomic>
-#include <csignal>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -16,8 +17,6 @@
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <pthread.h>
 
 namespace ucmatose {
 
@@ -31,12 +30,7 @@ public:
   made_ahead(std::size_t count, maker make)
       : make_(std::move(make)), items_(count), state_(std::make_unique<std::atomic<int>[]>(count)), count_(count) {
     for (std::size_t k = 0; k < count_; ++k) state_[k].store(idle, std::memory_order_relaxed);
-    // Signals (Ctrl-C) stay with the thread that waits for them: the
-    // helper starts with all of them blocked.
-    sigset_t all;
-    sigfillset(&all);
-    signals_blocked blocked(all);
-    helper_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
+    helper_ = fabric::start_without_signals<std::jthread>([this](const std::stop_token& stop) { run(stop); });
   }
 
   /// Stops the helper; items nobody took are destroyed.
@@ -68,18 +62,6 @@ public:
 
 private:
   enum slot : int { idle, making, made, taken };
-
-  /// Blocks signals on this thread for its lifetime.
-  class signals_blocked {
-  public:
-    explicit signals_blocked(const sigset_t& set) { pthread_sigmask(SIG_BLOCK, &set, &old_); }
-    ~signals_blocked() { pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
-    signals_blocked(const signals_blocked&) = delete;
-    signals_blocked& operator=(const signals_blocked&) = delete;
-
-  private:
-    sigset_t old_;
-  };
 
   /// Makes every item no thread has begun, until `stop` says so.
   template <class Stop>

@@ -4,9 +4,13 @@
 
 #include "fabric/base/error.hpp"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <chrono>
 #include <optional>
 #include <span>
+#include <utility>
 
 namespace fabric {
 
@@ -76,6 +80,20 @@ private:
 /// Routes SIGINT and SIGTERM to a flag and a self-pipe so that every wait
 /// below wakes up. Idempotent; called by cli::run before the tool runs.
 void install_interrupt_handler();
+
+/// A helper thread (std::thread or std::jthread) started with every signal
+/// blocked: Ctrl-C stays with the threads that wait for it.
+template <class Thread, class... Args>
+Thread start_without_signals(Args&&... args) {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  struct restore {
+    sigset_t mask;
+    ~restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restored{old};
+  return Thread(std::forward<Args>(args)...);
+}
 
 /// True once SIGINT or SIGTERM has arrived, or stop() was called.
 bool interrupted() noexcept;
