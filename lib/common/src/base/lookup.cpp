@@ -23,8 +23,7 @@ bool is_numeric_address(const std::string& host) {
 
 namespace {
 
-/// One asynchronous lookup. On a timeout the resolver's thread may still
-/// hold it, so it is then left to the process rather than freed under it.
+/// One asynchronous lookup.
 struct pending_lookup {
   std::string name, service;
   addrinfo hints{};
@@ -58,12 +57,20 @@ address_list lookup(const std::string& host, const std::string& service, const a
   gaicb* list[1] = {&req->cb};
   int rc = getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr);
   if (rc != 0) throw error(exit_code::system, fmt::format("getaddrinfo_a {}: {}", printable(host), gai_strerror(rc)));
+  // A lookup given up on (Ctrl-C, the bound) may still be the resolver
+  // thread's: it is then left to the process rather than freed under it.
+  auto abandon = [&] {
+    if (gai_cancel(&req->cb) == EAI_NOTCANCELED) (void)req.release();
+  };
   auto until = deadline::after(timeout);
   while ((rc = gai_error(&req->cb)) == EAI_INPROGRESS) {
-    throw_if_interrupted();
+    if (interrupted()) {
+      abandon();
+      throw_if_interrupted();
+    }
     int ms = until.poll_timeout();
     if (ms == 0) {
-      if (gai_cancel(&req->cb) == EAI_NOTCANCELED) (void)req.release();
+      abandon();
       throw error(exit_code::timeout, fmt::format("looking up {}: no answer from the system resolver within {} ms",
                                                   printable(host), timeout.count()));
     }
