@@ -156,7 +156,7 @@ fi
 responder json
 rc=0; capped 20 "$WORK/j" "$OURS" -S "$WORK/json.sock" -s 10.0.0.1 -d 10.0.0.[5-6,250] -C 4 -P -e --json || rc=$?
 if [ "$rc" -eq 1 ] && json_check "$WORK/j" 'd["tool"]=="ib_acme" and d["exit_code"]==1 and len(kind("lookup"))==3
-    and d["summary"]["lookups"]==3 and d["summary"]["failed"]==1 and kind("service")[0]["connected"]
+    and d["summary"]["lookups"]==3 and d["summary"]["failed"]==1 and kind("service")[0]["reached"]
     and kind("lookup")[0]["ok"] and kind("lookup")[0]["path"]["dlid"]==6 and kind("lookup")[0]["count"]==4
     and kind("lookup")[0]["latency"]["p99_us"]>0 and kind("lookup")[0]["lookups_per_second"]>0
     and kind("lookup")[2]["status"]=="ENODATA" and not kind("lookup")[2]["ok"] and kind("lookup")[2]["index"]==2

@@ -29,7 +29,7 @@ expect "a full backlog: timeout" 6 -S "$WORK/full.sock" -d 10.0.0.5 --timeout 70
 if [ $((SECONDS - t0)) -le 3 ] && grep -q "backlog is full" "$WORK/o.err"; then pass "a full backlog is named, within --timeout"
 else fail "full backlog message"; cat "$WORK/o.err"; fi
 expect "a full backlog, JSON" 6 -S "$WORK/full.sock" -d 10.0.0.5 --timeout 700 -j
-if json_check "$WORK/o" "d['exit_code']==6 and not kind('service')[0]['connected']"; then pass "a full backlog: the service not connected"
+if json_check "$WORK/o" "d['exit_code']==6 and not kind('service')[0]['reached']"; then pass "a full backlog: the service not reached"
 else fail "full backlog JSON"; cat "$WORK/o"; fi
 stop_responder "$RESPONDER_PID"
 
@@ -59,13 +59,13 @@ stop_responder "$RESPONDER_PID"
 PROVIDERS=$BIN/../tests/providers
 expect "--probe with hostile providers" 0 --probe -j --provider-path "$PROVIDERS" -S "$WORK/none.sock" --timeout 500
 if [ "$(grep -c '"schema"' "$WORK/o")" -eq 1 ] &&
-   json_check "$WORK/o" "len(d['summary']['probe']['providers']['providers'])==4"; then
+   json_check "$WORK/o" "len(d['summary']['probe_facts']['providers'])==4"; then
   pass "--probe: one document whatever the providers do"
 else fail "--probe with hostile providers"; head -c 1500 "$WORK/o"; cat "$WORK/o.err"; fi
 # What a provider writes on the probe's pipe in its place: only facts of
 # their type are taken, text made printable, stray keys left out; a flood
 # is cut short.
-provider() { echo "[p for p in d['summary']['probe']['providers']['providers'] if p['file'].endswith('/$1.so')][0]"; }
+provider() { echo "[p for p in d['summary']['probe_facts']['providers'] if p['file'].endswith('/$1.so')][0]"; }
 if json_check "$WORK/o" "(p := $(provider lies))['loaded'] is False and p['interface_version'] is None and p['size'] is None and
                          p['fits'] is False and p['file'].endswith('/lies.so') and '\x1b' not in p['name'] and
                          '\x07' not in p['error'] and 'stray' not in p"; then

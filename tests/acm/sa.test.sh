@@ -28,18 +28,18 @@ export SIM_HOST=Hca1
 up=0
 for _ in $(seq 60); do
   if sim 15 "$OURS" --probe --json >"$WORK/probe" 2>"$WORK/probe.err" &&
-     json_check "$WORK/probe" 'any(p["sa"]["answered"] for p in d["summary"]["probe"]["ports"])'; then up=1; break; fi
+     json_check "$WORK/probe" 'any(p["sa"]["answered"] for p in d["summary"]["probe_facts"]["ports"])'; then up=1; break; fi
   sleep 1
 done
 if [ $up -eq 1 ]; then pass "OpenSM answers PathRecord queries on the simulated subnet"; else
   fail "no SA on the simulated subnet"; tail -5 "$WORK/opensm.log" "$WORK/probe.err" "$WORK/ibsim.log"; finish; exit; fi
 
-if json_check "$WORK/probe" '[p for p in d["summary"]["probe"]["ports"] if p["sa"]["answered"]][0]["link_layer"]=="InfiniBand"
-    and [p for p in d["summary"]["probe"]["ports"] if p["sa"]["answered"]][0]["state"]=="Active"
-    and [p for p in d["summary"]["probe"]["ports"] if p["sa"]["answered"]][0]["sm_lid"]>0
+if json_check "$WORK/probe" '[p for p in d["summary"]["probe_facts"]["ports"] if p["sa"]["answered"]][0]["link_layer"]=="InfiniBand"
+    and [p for p in d["summary"]["probe_facts"]["ports"] if p["sa"]["answered"]][0]["state"]=="Active"
+    and [p for p in d["summary"]["probe_facts"]["ports"] if p["sa"]["answered"]][0]["sm_lid"]>0
     and [o for o in kind("check") if o["option"]=="route_prot" and o["value"]=="sa"][0]["usable"]
     and [o for o in kind("check") if o["option"]=="addr_prot"][0]["usable"]
-    and d["summary"]["probe"]["service"]["running"]==False'; then
+    and d["summary"]["probe_facts"]["service_status"]["running"]==False'; then
   pass "--probe: active IB port, SM LID, SA answers, route_prot sa and addr_prot acm usable"
 else fail "--probe JSON"; head -c 2000 "$WORK/probe"; fi
 rc=0; sim 20 "$OURS" --probe >"$WORK/probe.txt" 2>/dev/null || rc=$?
@@ -48,7 +48,7 @@ if [ $rc -eq 0 ] && grep -Eq '^ibsim0 .* InfiniBand +Active .* answers' "$WORK/p
 
 # A real path record from the SA, from our port to another HCA.
 sim 20 saquery -p >"$WORK/pr" 2>/dev/null
-mygid=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print([p for p in d["summary"]["probe"]["ports"] if p["sa"]["answered"]][0]["gid"])' "$WORK/probe")
+mygid=$("$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); print([p for p in d["summary"]["probe_facts"]["ports"] if p["sa"]["answered"]][0]["gid"])' "$WORK/probe")
 "$PY" - "$WORK/pr" "$mygid" "$WORK/paths.json" <<'PY'
 import ipaddress, json, sys
 recs, cur = [], {}
@@ -84,9 +84,9 @@ if [ $rc -eq 1 ] && grep -Eq '^SA path record: mismatch \(ibsim0/1\): sl acm [0-
   pass "-v: a wrong SL from the service is caught (exit 1)"
 else fail "-v mismatch (exit $rc)"; cat "$WORK/v" "$WORK/v.err"; fi
 rc=0; sim 30 "$OURS" -S "$WORK/sa.sock" -d 10.0.0.[5-6] -v --json >"$WORK/vj" 2>"$WORK/vj.err" || rc=$?
-if [ $rc -eq 1 ] && json_check "$WORK/vj" 'kind("lookup")[0]["verify"]["sa"]["match"] and kind("lookup")[0]["verify"]["acm"]
-    and kind("lookup")[0]["verify"]["sa"]["record"]["dlid"]==kind("lookup")[0]["path"]["dlid"]
-    and not kind("lookup")[1]["ok"] and [m["field"] for m in kind("lookup")[1]["verify"]["sa"]["mismatches"]]==["sl"]'; then
+if [ $rc -eq 1 ] && json_check "$WORK/vj" 'kind("lookup")[0]["verification"]["sa"]["match"] and kind("lookup")[0]["verification"]["acm"]
+    and kind("lookup")[0]["verification"]["sa"]["record"]["dlid"]==kind("lookup")[0]["path"]["dlid"]
+    and not kind("lookup")[1]["ok"] and [m["field"] for m in kind("lookup")[1]["verification"]["sa"]["mismatches"]]==["sl"]'; then
   pass "-v --json: the SA record and the mismatching fields"
 else fail "-v --json (exit $rc)"; head -c 1500 "$WORK/vj"; fi
 # rdma-core's ib_acme verifies through the service only; it agrees.

@@ -48,18 +48,18 @@ check "JSON names the written file and the error" json_check "$LAST_OUT" \
 # --probe: rxe0 is RoCE, so the IB-only options are not usable.
 expect_rc 0 "--probe" "$OURS" --probe --json
 check "probe: rxe0 active, Ethernet" json_check "$LAST_OUT" \
-  'any(p["device"]=="rxe0" and p["link_layer"]=="Ethernet" and p["state"]=="Active" and p["mtu"]==1024 for p in d["summary"]["probe"]["ports"])'
+  'any(p["device"]=="rxe0" and p["link_layer"]=="Ethernet" and p["state"]=="Active" and p["mtu"]==1024 for p in d["summary"]["probe_facts"]["ports"])'
 check "probe: addr_prot acm not usable on RoCE" json_check "$LAST_OUT" \
   '[o for o in kind("check") if o["option"]=="addr_prot"][0]["usable"]==False and not kind("check")[0]["ok"]'
 check "probe: ibacmp provider loads and fits" json_check "$LAST_OUT" \
-  'any(p.get("name")=="ibacmp" and p["fits"] for p in d["summary"]["probe"]["providers"]["providers"])'
+  'any(p.get("name")=="ibacmp" and p["fits"] for p in d["summary"]["probe_facts"]["providers"])'
 
 # Resolution through ibacm's default unix socket and its TCP port file.
 timeout -k 2 120 python3 "$RESPONDER" --unix /run/ibacm-unix.sock --tcp 0 --port-file /run/ibacm-tcp.port \
   --ready "$WORK/ready" >"$WORK/responder.log" 2>&1 &
 for _ in $(seq 100); do [ -e "$WORK/ready" ] && break; sleep 0.05; done
 expect_rc 0 "probe sees the service running" "$OURS" --probe --json
-check "probe: service answers on the unix socket" json_check "$LAST_OUT" 'd["summary"]["probe"]["service"]["running"] and d["summary"]["probe"]["service"]["via"]=="unix"'
+check "probe: service answers on the unix socket" json_check "$LAST_OUT" 'd["summary"]["probe_facts"]["service_status"]["running"] and d["summary"]["probe_facts"]["service_status"]["via"]=="unix"'
 for svc in "" "-S localhost"; do
   run_capped 30 "$ORIG/ib_acme" $svc -d 10.0.0.5 -e; cp "$LAST_OUT" "$WORK/o1"
   expect_rc 0 "ours resolves ${svc:-on the default socket}" "$OURS" $svc -d 10.0.0.5 -e

@@ -84,9 +84,9 @@ expect_rc 0 "JSON client run" "$BIN/ucmatose" -s "$ADDR" -c 4 -C 5 -j --verify
 wait_bg srv 30
 check "JSON client document" json_check "$LAST_OUT" \
   'd["tool"] == "ucmatose" and d["role"] == "client" and d["ok"] is True and d["exit_code"] == 0 and d["error"] is None
-   and {k: d["summary"][k] for k in ("connections", "established", "expected", "sent", "received", "lost",
+   and {k: d["summary"][k] for k in ("connections", "connections_established", "expected", "sent", "received", "lost",
                                      "verify_errors", "unverified")}
-       == {"connections": 4, "established": 4, "expected": 20, "sent": 20, "received": 20, "lost": 0,
+       == {"connections": 4, "connections_established": 4, "expected": 20, "sent": 20, "received": 20, "lost": 0,
            "verify_errors": 0, "unverified": 0}
    and d["options"]["server"] == "'"$ADDR"'" and d["options"]["count"] == 5 and d["options"]["verify"] is True
    and d["options"]["tos"] is None and len(d["results"]) == 4 and [c["index"] for c in d["results"]] == [0, 1, 2, 3]
@@ -96,7 +96,7 @@ check "JSON client document" json_check "$LAST_OUT" \
    and all(c["ok"] and c["established"] and c["error"] is None and c["expected"] == 5 and c["lost"] == 0
            and c["peer"] == "'"$ADDR"':7471" and all(c[k + "_us"] is not None for k in '"$STEPS"') for c in d["results"])'
 check "JSON server document" json_check "$(bg_out srv)" \
-  'd["role"] == "server" and d["ok"] is True and d["summary"]["established"] == 4 and d["summary"]["received"] == 20
+  'd["role"] == "server" and d["ok"] is True and d["summary"]["connections_established"] == 4 and d["summary"]["received"] == 20
    and d["options"]["server"] is None and d["summary"]["steps"]["connect"]["count"] == 4
    and d["summary"]["steps"]["create_qp"]["count"] == 4 and d["summary"]["steps"]["create_id"]["count"] == 0
    and d["summary"]["steps"]["create_id"]["p50_us"] is None
@@ -195,7 +195,7 @@ expect_rc 5 "no server, JSON: connect_failed (5)" "$BIN/ucmatose" -s "$ADDR" -c 
 check "no server, JSON: every connection failed, each says why" json_check "$LAST_OUT" \
   'd["ok"] is False and "REJECTED" in d["error"] and len(d["results"]) == 3
    and all(not c["ok"] and not c["established"] and "REJECTED" in c["error"] for c in d["results"])
-   and d["summary"]["established"] == 0 and d["summary"]["setup_us"] is None'
+   and d["summary"]["connections_established"] == 0 and d["summary"]["setup_us"] is None'
 run_capped 30 "$ORIG/ucmatose" -s "$ADDR"
 grep -v '^return status' "$LAST_OUT" > "$WORK/orig-no-server.out"
 run_capped 30 "$BIN/ucmatose" -s "$ADDR"

@@ -84,21 +84,21 @@ TEST(IbAcme, GidHalvesThatDifferAreHexStringsAndThePortIsSplit) {
   l.sa->record = b;
   l.sa->mismatches = ib_acme::compare_paths(a, b);
   auto j = ib_acme::result_json(l, 0);
-  const auto& sa = j["verify"]["sa"];
+  const auto& sa = j["verification"]["sa"];
   EXPECT_EQ(sa["device"], "mlx5_0");
   EXPECT_EQ(sa["port"], 1);
   ASSERT_EQ(sa["mismatches"].size(), 2u);
   EXPECT_EQ(sa["mismatches"][0]["field"], "dgid_guid");
-  EXPECT_EQ(sa["mismatches"][0]["acm"], "0xf452140300123456");
-  EXPECT_EQ(sa["mismatches"][0]["sa"], "0xf452140300123457");
+  EXPECT_EQ(sa["mismatches"][0]["acm_value"], "0xf452140300123456");
+  EXPECT_EQ(sa["mismatches"][0]["sa_value"], "0xf452140300123457");
   EXPECT_EQ(sa["mismatches"][1]["field"], "sl");
-  EXPECT_EQ(sa["mismatches"][1]["acm"], 1);
+  EXPECT_EQ(sa["mismatches"][1]["acm_value"], 1);
   EXPECT_EQ(l.sa->where(), "mlx5_0/1");
   l.sa = ib_acme::sa_check{};
   l.sa->reason = "no active InfiniBand port";
   j = ib_acme::result_json(l, 0);
-  EXPECT_TRUE(j["verify"]["sa"]["device"].is_null());
-  EXPECT_TRUE(j["verify"]["sa"]["port"].is_null());
+  EXPECT_TRUE(j["verification"]["sa"]["device"].is_null());
+  EXPECT_TRUE(j["verification"]["sa"]["port"].is_null());
 }
 
 TEST(IbAcme, JsonHasOneResultPerLookup) {
@@ -130,13 +130,28 @@ TEST(IbAcme, JsonHasOneResultPerLookup) {
   EXPECT_EQ(first["count"], 3);
   EXPECT_EQ(first["latency"]["p50_us"], 20.0);
   EXPECT_DOUBLE_EQ(first["lookups_per_second"].get<double>(), 3000.0);
-  EXPECT_TRUE(first["verify"].is_null());
+  EXPECT_TRUE(first["verification"].is_null());
   EXPECT_EQ(j["results"][2]["index"], 1);
   EXPECT_EQ(j["results"][2]["error"], "ACM status ENODATA");
   EXPECT_EQ(j["summary"]["lookups"], 2);
   EXPECT_EQ(j["summary"]["failed"], 1);
   EXPECT_EQ(j["summary"]["latency"]["count"], 6);
-  EXPECT_TRUE(j["summary"]["probe"].is_null());
+  EXPECT_TRUE(j["summary"]["probe_facts"].is_null());
+
+  // --probe: its option verdicts are check items, counted in failed when
+  // not usable; the facts stay in the summary without them.
+  r.probe = nlohmann::json{{"ports", nlohmann::json::array()},
+                           {"provider_path", "/p"},
+                           {"options", {{{"option", "route_prot"}, {"usable", false}, {"why", "no SA"}},
+                                        {{"option", "provider"}, {"usable", true}, {"why", "fits"}}}}};
+  j = nlohmann::json{};
+  ib_acme::to_json(j, ib_acme::options{}, r);
+  ASSERT_EQ(j["results"].size(), 5u);
+  EXPECT_EQ(j["results"][3]["kind"], "check");
+  EXPECT_EQ(j["results"][3]["error"], "no SA");
+  EXPECT_EQ(j["summary"]["failed"], 2);
+  EXPECT_EQ(j["summary"]["probe_facts"]["provider_path"], "/p");
+  EXPECT_FALSE(j["summary"]["probe_facts"].contains("options"));
 }
 
 TEST(IbAcme, EveryOptionIsInTheJsonOptions) {

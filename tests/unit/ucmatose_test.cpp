@@ -118,7 +118,7 @@ TEST(ucmatose_report, summary_has_totals_rate_and_a_stats_object_per_step) {
   auto j = render(sample_report());
   const auto& s = j["summary"];
   EXPECT_EQ(s["connections"], 2);
-  EXPECT_EQ(s["established"], 2);
+  EXPECT_EQ(s["connections_established"], 2);
   EXPECT_EQ(s["expected"], 20);
   EXPECT_EQ(s["sent"], 20);
   EXPECT_EQ(s["received"], 20);
@@ -156,6 +156,10 @@ TEST(ucmatose_report, a_result_that_failed_says_why) {
   EXPECT_FALSE(j["results"][1]["ok"].get<bool>());
   EXPECT_EQ(j["results"][1]["expected"], 0);  // never connected: expects nothing
   EXPECT_EQ(j["results"][1]["error"], "connection: RDMA_CM_EVENT_REJECTED (status 28)");
+  // failed counts the results that are not ok: the established one that
+  // lost messages as well as the one never established.
+  EXPECT_EQ(j["summary"]["connections_established"], 1);
+  EXPECT_EQ(j["summary"]["failed"], 2);
 }
 
 TEST(ucmatose_report, judge_reports_loss_with_counts) {

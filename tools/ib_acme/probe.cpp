@@ -55,7 +55,7 @@ std::vector<json> collect_ports(const options& opt) {
         __be16 pk = 0;
         if (ibv_query_pkey(ctx.get(), static_cast<std::uint8_t>(p), k, &pk) != 0) break;
         auto v = be16toh(pk);
-        if (v & 0x7fff) pkeys.push_back(fmt::format("0x{:04x}", v));
+        if (v & 0x7fff) pkeys.push_back(v);
       }
       j["pkeys"] = std::move(pkeys);
       ports[{dev, p}] = std::move(j);
@@ -74,7 +74,7 @@ std::vector<json> collect_ports(const options& opt) {
     j["sm_sl"] = u.sm_sl;
     j["gid"] = fabric::format_gid(u.gid());
     json pkeys = json::array();
-    for (auto k : u.pkeys) pkeys.push_back(fmt::format("0x{:04x}", k));
+    for (auto k : u.pkeys) pkeys.push_back(k);
     j["pkeys"] = std::move(pkeys);
     j["umad"] = true;
   }
@@ -119,10 +119,11 @@ json probe_service(const options& opt) {
   std::string unix_path(fabric::acm::default_unix_path);
   bool unix_present = exists(unix_path, S_IFSOCK);
   bool port_file = exists(opt.port_file, S_IFREG);
-  s["unix_socket"] = {{"path", unix_path}, {"present", unix_present}};
-  s["port_file"] = {{"path", opt.port_file},
-                    {"present", port_file},
-                    {"port", port_file ? nlohmann::json(fabric::acm::service_port(opt.port_file)) : nlohmann::json(nullptr)}};
+  s["unix_socket"] = unix_path;
+  s["unix_socket_present"] = unix_present;
+  s["port_file"] = opt.port_file;
+  s["port_file_present"] = port_file;
+  s["port"] = port_file ? nlohmann::json(fabric::acm::service_port(opt.port_file)) : nlohmann::json(nullptr);
   std::string via;
   std::string error;
   try {
@@ -150,9 +151,9 @@ json probe(const options& opt) {
   auto ports = collect_ports(opt);
   json p;
   p["ports"] = ports;
-  p["service"] = probe_service(opt);
-  p["providers"] = probe_providers(opt);
-  p["options"] = judge_options(ports, p["service"], p["providers"]);
+  p["service_status"] = probe_service(opt);
+  p.update(probe_providers(opt));
+  p["options"] = judge_options(ports, p["service_status"], p["providers"]);
   return p;
 }
 

@@ -13,7 +13,8 @@ std::string format_probe(const json& p) {
                    "rate", "lid", "sm_lid", "sa", "pkeys");
   for (const auto& port : p["ports"]) {
     std::string pkeys;
-    for (const auto& k : fact(port, "pkeys", json::array())) pkeys += (pkeys.empty() ? "" : ",") + k.get<std::string>();
+    for (const auto& k : fact(port, "pkeys", json::array()))
+      pkeys += fmt::format("{}0x{:04x}", pkeys.empty() ? "" : ",", k.get<unsigned>());
     const auto& sa = port["sa"];
     std::string sa_text = fact(sa, "answered", false) ? (known(sa, "error") ? "error" : "answers") : "no";
     s += fmt::format("{:<12} {:>4} {:<10} {:<7} {:>5} {:>6} {:>5} {:>6} {:<8} {}\n", fact(port, "device", std::string("")),
@@ -22,19 +23,18 @@ std::string format_probe(const json& p) {
                      sa_text, pkeys.empty() ? "-" : pkeys);
   }
   if (p["ports"].empty()) s += "  (no RDMA port)\n";
-  const auto& svc = p["service"];
+  const auto& svc = p["service_status"];
   s += fmt::format("service: {}", fact(svc, "running", false) ? "running (" + fact(svc, "via", std::string("")) + ")" : "not running");
   // Paths, file names and the loader's messages are the user's or the
   // file system's bytes.
   auto text = [](const json& j, const char* key, const char* absent) { return fabric::printable(fact(j, key, std::string(absent))); };
-  s += fmt::format("; unix socket {} {}; port file {} {}\n", text(svc["unix_socket"], "path", ""),
-                   fact(svc["unix_socket"], "present", false) ? "present" : "absent", text(svc["port_file"], "path", ""),
-                   fact(svc["port_file"], "present", false) ? "present" : "absent");
-  const auto& prov = p["providers"];
-  s += fmt::format("providers in {}:", text(prov, "path", ""));
-  if (known(prov, "error")) s += fmt::format(" {}", text(prov, "error", ""));
+  s += fmt::format("; unix socket {} {}; port file {} {}\n", text(svc, "unix_socket", ""),
+                   fact(svc, "unix_socket_present", false) ? "present" : "absent", text(svc, "port_file", ""),
+                   fact(svc, "port_file_present", false) ? "present" : "absent");
+  s += fmt::format("providers in {}:", text(p, "provider_path", ""));
+  if (known(p, "provider_error")) s += fmt::format(" {}", text(p, "provider_error", ""));
   s += "\n";
-  for (const auto& x : fact(prov, "providers", json::array())) {
+  for (const auto& x : fact(p, "providers", json::array())) {
     if (fact(x, "fits", false) || known(x, "name"))
       s += fmt::format("  {} name {} version {} {}\n", text(x, "file", ""), text(x, "name", "?"), fact(x, "interface_version", 0u),
                        fact(x, "fits", false) ? "fits" : "does not fit");

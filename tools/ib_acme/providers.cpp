@@ -175,14 +175,14 @@ json probe_provider(const std::string& path, const fabric::wait_limit& limit) {
 }  // namespace
 
 json probe_providers(const options& opt) {
-  json p{{"path", opt.provider_path}, {"error", nullptr}};
+  json p{{"provider_path", opt.provider_path}, {"provider_error", nullptr}};
   json list = json::array();
   struct dir_closer {
     void operator()(DIR* d) const noexcept { ::closedir(d); }
   };
   std::unique_ptr<DIR, dir_closer> dir(::opendir(opt.provider_path.c_str()));
   if (!dir) {
-    p["error"] = fmt::format("{}: {}", opt.provider_path, std::strerror(errno));
+    p["provider_error"] = fmt::format("{}: {}", opt.provider_path, std::strerror(errno));
     p["providers"] = std::move(list);
     return p;
   }

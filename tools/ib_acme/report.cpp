@@ -144,7 +144,7 @@ nlohmann::json result_json(const lookup& l, std::size_t index) {
         return m.wide ? nlohmann::json(format_guid(x)) : nlohmann::json(x);
       };
       for (const auto& m : l.sa->mismatches)
-        mm.push_back({{"field", m.field}, {"acm", value(m, m.acm)}, {"sa", value(m, m.sa)}});
+        mm.push_back({{"field", m.field}, {"acm_value", value(m, m.acm)}, {"sa_value", value(m, m.sa)}});
       bool asked = !l.sa->device.empty();
       v["sa"] = {{"checked", l.sa->checked},
                  {"match", l.sa->match()},
@@ -155,7 +155,7 @@ nlohmann::json result_json(const lookup& l, std::size_t index) {
                  {"mismatches", std::move(mm)}};
     }
   }
-  j["verify"] = std::move(v);
+  j["verification"] = std::move(v);
   j.update(lookup_fields(l).json());
   return j;
 }
@@ -165,7 +165,7 @@ std::string format_lookup_stats(const lookup& l) { return lookup_fields(l).lines
 nlohmann::json result_json(const service_result& s, std::size_t index) {
   auto j = item("service", index, s.connected && s.error.empty(), s.error);
   j["service"] = s.service;
-  j["connected"] = s.connected;
+  j["reached"] = s.connected;
   return j;
 }
 
@@ -211,13 +211,8 @@ void to_json(nlohmann::json& j, const options& o, const report& r) {
   j["role"] = "client";
   j["options"] = options_json(o);
   auto& results = j["results"] = nlohmann::json::array();
-  std::size_t failed = 0;
   auto add = [&](const auto& items) {
-    for (std::size_t i = 0; i < items.size(); ++i) {
-      auto item = result_json(items[i], i);
-      if (!item["ok"].template get<bool>()) ++failed;
-      results.push_back(std::move(item));
-    }
+    for (std::size_t i = 0; i < items.size(); ++i) results.push_back(result_json(items[i], i));
   };
   add(r.services);
   add(r.results);
@@ -234,10 +229,12 @@ void to_json(nlohmann::json& j, const options& o, const report& r) {
   if (r.probe) {
     const auto& checks = (*r.probe)["options"];
     for (std::size_t i = 0; i < checks.size(); ++i) results.push_back(check_json(checks[i], i));
-    probe_facts = {{"ports", r.probe->value("ports", nlohmann::json::array())},
-                   {"service", r.probe->value("service", nlohmann::json::object())},
-                   {"providers", r.probe->value("providers", nlohmann::json::object())}};
+    probe_facts = *r.probe;
+    probe_facts.erase("options");  // the checks: results, above
   }
+  std::size_t failed = 0;
+  for (const auto& item : results)
+    if (!item["ok"].get<bool>()) ++failed;
   // The original's output has no summary of ours: every value is the
   // document's alone, declared as the lookups' are.
   fabric::cli::fields f;
@@ -247,7 +244,7 @@ void to_json(nlohmann::json& j, const options& o, const report& r) {
       .put(rate, per_second(all.count(), elapsed_s), false)
       .put(field{"return_status", "{}"}, r.return_status, false);
   j["summary"] = f.json();
-  j["summary"]["probe"] = std::move(probe_facts);
+  j["summary"]["probe_facts"] = std::move(probe_facts);
 }
 
 }  // namespace ib_acme

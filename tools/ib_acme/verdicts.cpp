@@ -60,8 +60,8 @@ json judge_options(const std::vector<json>& ports, const json& service, const js
   if (rate_floor > 0) out.back()["suggested"] = fmt::format("{}", rate_floor);
 
   bool running = fact(service, "running", false);
-  bool unix_sock = fact(service["unix_socket"], "present", false);
-  bool port_file = fact(service["port_file"], "present", false);
+  bool unix_sock = fact(service, "unix_socket_present", false);
+  bool port_file = fact(service, "port_file_present", false);
   std::string via = fact(service, "via", std::string(""));
   out.push_back(verdict("server_mode", "unix", !running || via == "unix",
                         running ? (via == "unix" ? "the service answers on its unix socket" : "the running service does not use its unix socket")
@@ -72,7 +72,7 @@ json judge_options(const std::vector<json>& ports, const json& service, const js
                         port_file ? "a TCP port file is present" : running ? "the running service announces no TCP port" : "the service is not running"));
 
   bool have_prov = false;
-  for (const auto& p : fact(providers, "providers", json::array()))
+  for (const auto& p : providers)
     if (fact(p, "fits", false)) have_prov = true;
   out.push_back(verdict("provider", "ibacmp", have_prov,
                         have_prov ? "a provider with a matching interface version is installed"

@@ -44,7 +44,6 @@ std::uint64_t sum_of(const std::vector<connection_result>& conns, F f) {
   return n;
 }
 
-
 /// Why connection c did not pass; empty when it did.
 std::string problem(const report& r, const connection_result& c) {
   if (!c.error.empty()) return c.error;
@@ -59,6 +58,9 @@ std::string problem(const report& r, const connection_result& c) {
 
 std::size_t report::established() const {
   return static_cast<std::size_t>(sum_of(connections, [](const auto& c) { return c.established ? 1u : 0u; }));
+}
+std::size_t report::failed() const {
+  return static_cast<std::size_t>(sum_of(connections, [&](const auto& c) { return problem(*this, c).empty() ? 0u : 1u; }));
 }
 std::uint64_t report::expected(const connection_result& c) const { return c.established ? messages : 0; }
 std::uint64_t report::lost(const connection_result& c) const {
@@ -105,7 +107,7 @@ namespace {
 fabric::cli::fields summary_fields(const report& r) {
   using fabric::cli::field;
   static constexpr field connections{"connections", "{} connections"};
-  static constexpr field established{"established", "{} established"};
+  static constexpr field established{"connections_established", "{} established"};
   static constexpr field failed{"failed", "{} failed"};
   static constexpr field setup{"setup_us", "setup {:.2f} ms", ", ", 1e-3};
   static constexpr field rate{"connections_per_second", "{:.1f} connections/s"};
@@ -119,7 +121,7 @@ fabric::cli::fields summary_fields(const report& r) {
   f.line("connections: ")
       .put(connections, r.connections.size(), false)
       .put(established, r.established())
-      .put(failed, r.connections.size() - r.established())
+      .put(failed, r.failed())
       .put(setup, r.setup_us)
       .put(rate, r.connections_per_second());
   f.line("messages: ")

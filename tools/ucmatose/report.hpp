@@ -48,6 +48,7 @@ struct report {
   std::optional<double> setup_us;
 
   [[nodiscard]] std::size_t established() const;
+  [[nodiscard]] std::size_t failed() const;  ///< connections that did not pass (results not ok)
   [[nodiscard]] std::uint64_t expected(const connection_result& c) const;  ///< messages each way, if established
   [[nodiscard]] std::uint64_t lost(const connection_result& c) const;      ///< expected - received
   [[nodiscard]] std::uint64_t expected() const;
