@@ -2,6 +2,7 @@
 
 #include "fabric/base/error.hpp"
 #include "fabric/base/files.hpp"
+#include "fabric/verbs/ports.hpp"
 
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
@@ -11,7 +12,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <memory>
 
 namespace ib_acme {
 
@@ -292,23 +292,9 @@ std::string addr_file_text(const std::string& host_name, const std::vector<local
 }
 
 std::vector<local_port> list_local_ports() {
-  int count = 0;
-  std::unique_ptr<ibv_device*, decltype(&ibv_free_device_list)> list(ibv_get_device_list(&count),
-                                                                    &ibv_free_device_list);
-  if (!list || count == 0) throw fabric::error(fabric::exit_code::no_device, "no RDMA device found");
   std::vector<local_port> ports;
-  for (int i = 0; i < count; ++i) {
-    std::unique_ptr<ibv_context, decltype(&ibv_close_device)> ctx(ibv_open_device(list.get()[i]), &ibv_close_device);
-    std::string name = ibv_get_device_name(list.get()[i]);
-    if (!ctx) fabric::throw_errno(errno, fmt::format("open device {}", name));
-    ibv_device_attr attr{};
-    if (int rc = ibv_query_device(ctx.get(), &attr); rc != 0) fabric::throw_errno(rc, fmt::format("query device {}", name));
-    for (unsigned p = 1; p <= attr.phys_port_cnt; ++p) {
-      ibv_port_attr pa{};
-      bool active = ibv_query_port(ctx.get(), static_cast<std::uint8_t>(p), &pa) == 0 && pa.state == IBV_PORT_ACTIVE;
-      ports.push_back({name, p, active});
-    }
-  }
+  for (const auto& p : fabric::all_ports()) ports.push_back({p.device, p.port, p.state == IBV_PORT_ACTIVE});
+  if (ports.empty()) throw fabric::error(fabric::exit_code::no_device, "no RDMA device found");
   return ports;
 }
 

@@ -145,7 +145,8 @@ struct local_port {
 /// before the first dot).
 std::string addr_file_text(const std::string& host_name, const std::vector<local_port>& ports);
 
-/// The local verbs ports (device order as ibv_get_device_list).
+/// The local verbs ports, as fabric::all_ports lists them (a device that
+/// cannot be opened is left out); no_device when there are none.
 std::vector<local_port> list_local_ports();
 
 /// Writes `text` to dir/name (or to name when it is absolute) with
