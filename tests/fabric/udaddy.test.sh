@@ -62,17 +62,19 @@ check "client json shape" json_check "$WORK/client.out" \
    and d["summary"]["connect"]["count"] == 3 and d["summary"]["connect"]["p50_us"] > 0
    and len(d["results"]) == 3
    and all(r["kind"] == "connection" and r["ok"] and r["state"] == "connected" and r["qkey"] == 0x01234567
-           and r["received"] == 20 and r["lost"] == 0 and r["qpn"] > 0 and r["remote_qpn"] > 0 for r in d["results"]))'
+           and r["received"] == 20 and r["lost"] == 0 and r["qpn"] > 0 and r["remote_qpn"] > 0
+           and r["peer"] == "'"$ADDR"':7174" for r in d["results"]))'
 check "server json shape" json_check "$(bg_out srv)" \
   '(d["role"] == "server" and d["ok"] and d["summary"]["received"] == 60 and d["summary"]["sent"] == 60
-   and all(r["qkey"] == 0x01234567 and r["remote_qpn"] > 0 for r in d["results"]))'
+   and all(r["qkey"] == 0x01234567 and r["remote_qpn"] > 0 and r["peer"].startswith("'"$ADDR"':") for r in d["results"]))'
 
 # --json=lines: connected events as they happen, a result event per
 # connection, the document last; against rdma-core's server too.
 pair "json lines" 0 0 "$ORIG/udaddy -b $ADDR -c 2" "$BIN/udaddy -s $ADDR -c 2 --json=lines $T"
 check "lines: events then the document" json_lines_check "$WORK/client.out" \
   '([l["event"] for l in lines[:-1]].count("connected") == 2 and [l["event"] for l in lines[:-1]].count("result") == 2
-    and all(l["role"] == "client" for l in lines) and d["ok"] and d["summary"]["received"] == 20)'
+    and all(l["role"] == "client" for l in lines) and d["ok"] and d["summary"]["received"] == 20
+    and all(l["connected"]["peer"] == "'"$ADDR"':7174" for l in lines if l.get("event") == "connected"))'
 
 # -S larger than the path MTU is refused before anything is sent.
 expect_rc 3 "client refuses -S over the MTU" "$BIN/udaddy" -s "$ADDR" -S 2000 $T

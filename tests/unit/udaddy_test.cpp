@@ -29,6 +29,7 @@ report two_connections() {
     c.expected = 10;
     c.sent = 10;
     c.received = 10;
+    if (i == 1) c.peer = "10.0.0.1:7174";
     r.results.push_back(c);
   }
   r.elapsed_us = 10'000.0;
@@ -143,6 +144,8 @@ TEST(udaddy_report, json_has_options_counts_and_results) {
   EXPECT_EQ(c["qpn"], 18);
   EXPECT_EQ(c["qkey"], 0x01234567);
   EXPECT_EQ(c["connect_us"], 2000.0);
+  EXPECT_EQ(c["peer"], "10.0.0.1:7174");
+  EXPECT_TRUE(j["results"][0]["peer"].is_null());  // not known
 }
 
 TEST(udaddy_report, loss_is_a_test_failure_with_counts) {

@@ -10,6 +10,7 @@ namespace udaddy {
 
 nlohmann::json result_json(const connection_result& c) {
   auto j = fabric::result_json("connection", "connected", "connect_us", c);
+  j["peer"] = fabric::text_or_null(c.peer);
   j["strangers"] = c.strangers;
   return j;
 }

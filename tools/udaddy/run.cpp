@@ -196,6 +196,7 @@ private:
         c.peer.qkey = ud.qkey;
         auto& r = c.result();
         r.state = "connected";
+        r.peer = peer_name(c.id.get());
         r.expected = count();
         r.remote_qpn = ud.qp_num;
         r.qkey = ud.qkey;
@@ -265,6 +266,7 @@ private:
     c.started = clock::now();
     c.id = cm_id(ev.id());
     c.id->context = &c;
+    c.result().peer = peer_name(c.id.get());
     try {
       make_endpoint(c, query_port(c.id.get()));
       rdma_conn_param param{};
@@ -306,6 +308,7 @@ private:
     // A server learns its client's QP only from its first datagram: null until then.
     con_.event("connected", [&] {
       return nlohmann::json{{"index", r.index},
+                            {"peer", r.peer},
                             {"remote_qpn", value_or_null(r.remote_qpn)},
                             {"qkey", value_or_null(r.qkey)},
                             {"connect_us", value_or_null(r.setup_us)}};

@@ -21,6 +21,7 @@ namespace udaddy {
 /// One connection; state: pending, connected, failed. setup_us is the
 /// connection time.
 struct connection_result : fabric::ud_result {
+  std::string peer;             ///< the other side's address and port; empty until known
   std::uint64_t strangers = 0;  ///< datagrams from other senders, ignored
 };
 

@@ -2,6 +2,7 @@
 
 #include "fabric/verbs/addr.hpp"
 #include "fabric/verbs/ports.hpp"
+#include "fabric/base/sockaddr.hpp"
 #include "fabric/base/text.hpp"
 
 #include <fmt/format.h>
@@ -151,6 +152,11 @@ std::string rdma_trouble_at(const std::string& address, std::chrono::millisecond
   if (port.state != IBV_PORT_ACTIVE)
     return fmt::format("{} port {} is {}", printable(port.device), port.port, port_state_name(port.state));
   return {};
+}
+
+std::string peer_name(rdma_cm_id* id) {
+  sockaddr* sa = rdma_get_peer_addr(id);
+  return fmt::format("{}:{}", format_addr(sa), sockaddr_port(sa));
 }
 
 int resolve_try_ms(const deadline& until) {

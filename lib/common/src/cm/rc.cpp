@@ -254,9 +254,4 @@ void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadl
   channel.expect(RDMA_CM_EVENT_ESTABLISHED, until, fmt::format("rdma_accept {}", peer_name(id)));
 }
 
-std::string peer_name(rdma_cm_id* id) {
-  sockaddr* sa = rdma_get_peer_addr(id);
-  return fmt::format("{}:{}", format_addr(sa), sockaddr_port(sa));
-}
-
 }  // namespace fabric

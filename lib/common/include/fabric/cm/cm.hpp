@@ -113,6 +113,10 @@ ibv_context* sole_device();
 /// is thrown.
 std::string rdma_trouble_at(const std::string& address, std::chrono::milliseconds lookup_timeout);
 
+/// "10.0.0.1:51234": the peer of a connected id (RC or UD), or of a
+/// connection request.
+std::string peer_name(rdma_cm_id* id);
+
 /// How long one rdma_resolve_addr or rdma_resolve_route may take in the
 /// kernel. The kernel looks again at a neighbour it is resolving only when
 /// told the neighbour changed, or when this time is up: a resolution whose

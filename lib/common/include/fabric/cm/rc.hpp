@@ -180,7 +180,4 @@ std::optional<std::size_t> wait_unless_peer_left(event_cq& cq, std::span<ibv_wc>
 /// The private data a connection event carries (empty when none).
 std::vector<std::byte> private_data_of(const cm_event& ev);
 
-/// "10.0.0.1:51234": the peer of a connected id.
-std::string peer_name(rdma_cm_id* id);
-
 }  // namespace fabric
