@@ -180,7 +180,7 @@ struct matrix {
   std::vector<std::string> errors;   ///< the pairs' error texts, each once
   fleet_bar bar;                     ///< what the verdicts judged by
   /// The fewest hosts that account for the bad pairs, most bad pairs first
-  /// (see worst_hosts in merge.cpp), each with its bad pairs.
+  /// (worst_hosts), each with its bad pairs.
   std::vector<std::pair<std::string, int>> worst;
   std::vector<std::string> notes;    ///< lines that could not be used, hosts that said nothing
   std::optional<double> sweep_us;    ///< the longest rank's whole sweep, when its document came through
@@ -239,6 +239,19 @@ fabric::verdict judge(const matrix& m);
 /// one at a time as the document is written.
 void to_json(nlohmann::json& j, const options& opt, const matrix& m);
 void each_result(const matrix& m, const fabric::result_sink& sink);
+
+// ---- the worst hosts (worst_hosts.cpp) -----------------------------------
+
+/// The fewest hosts that account for the bad pairs, most bad pairs first:
+/// a dead host among a thousand is named alone, not with each of its 999
+/// peers; a bad link alone names neither end (its line does).
+std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m);
+
+/// For a bw matrix judged by the fleet (no --expect-gbps): a note when its
+/// slow pairs take more hosts to explain than a few bad links would (their
+/// cover, and a host for each link left, over a quarter of the hosts), with
+/// the spread of `fleet`, the passing pairs' figures.
+std::optional<std::string> spread_note(const matrix& m, std::vector<double> fleet, const verdict_options& o);
 
 // ---- renderings (table.cpp, html.cpp, prometheus.cpp, csv.cpp, rerun.cpp) --
 
