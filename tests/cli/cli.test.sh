@@ -185,7 +185,7 @@ def pair(s, c, r, ok, p50):
     if ok:
         p["latency"] = {"count": 10, "min_us": p50, "p50_us": p50, "p99_us": p50, "max_us": p50}
     return {"tool": "fabric-sweep", "event": "pair", "pair": p}
-lines = [{"tool": "fabric-sweep", "event": "sweep", "sweep": {"rank": 0, "host": "n1", "hosts": hosts, "rounds": 3}},
+lines = [{"tool": "fabric-sweep", "event": "started", "started": {"rank": 0, "host": "n1", "hosts": hosts, "rounds": 3}},
          pair("n1", "n2", 1, True, 20), pair(hosts[2], "n4", 1, True, 21), pair("n1", hosts[2], 2, True, 19),
          pair("n2", "n4", 2, False, 0), pair("n1", "n4", 3, True, 22), pair("n2", hosts[2], 3, True, 200)]
 with open(sys.argv[1], "w") as f:
@@ -292,9 +292,12 @@ if [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 1024 ]; then
   check "fabric-sweep, 80 ranks on loopback under ulimit -n 48: every rank came to the start" /usr/bin/python3 - \
     "$WORK/many/0.jsonl" <<'PY'
 import json, sys
-start = [json.loads(l)["sweep"] for l in open(sys.argv[1]) if '"event":"sweep"' in l][0]
+start = [json.loads(l)["started"] for l in open(sys.argv[1]) if '"event":"started"' in l][0]
 assert len(start["hosts"]) == 80 and start["absent"] == [], start["absent"]
+outliers = [json.loads(l)["outliers"] for l in open(sys.argv[1]) if '"event":"outliers"' in l]
+assert len(outliers) == 1 and outliers[0]["retest_pairs"] == [], outliers
 PY
+  check "fabric-sweep, 80 ranks on loopback: rank 0's lines are valid" "$VALIDATE" --lines "$WORK/many/0.jsonl"
 fi
 # Ctrl-C while the report waits for more input: 130 within a second, no file.
 mkdir -m 700 "$WORK/int"

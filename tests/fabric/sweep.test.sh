@@ -53,8 +53,8 @@ check "rank 0 heard every rank's times" json_lines_check "$WORK/all-0.out" \
 for r in 1 2 3; do
   check "rank $r: the same outliers as rank 0" json_lines_check "$WORK/all-$r.out" \
     "[l['outliers'] for l in lines if l.get('event') == 'outliers'][0]['error'] is None and
-     [l['outliers'] for l in lines if l.get('event') == 'outliers'][0]['retest'] ==
-     [l['outliers'] for l in map(__import__('json').loads, open('$WORK/all-0.out')) if l.get('event') == 'outliers'][0]['retest']"
+     [l['outliers'] for l in lines if l.get('event') == 'outliers'][0]['retest_pairs'] ==
+     [l['outliers'] for l in map(__import__('json').loads, open('$WORK/all-0.out')) if l.get('event') == 'outliers'][0]['retest_pairs']"
 done
 
 # --repeat: three sweeps, each pair line with its sweep, every sweep on
@@ -113,7 +113,7 @@ for r in 0 1 2 3; do wait_bg "unable-$r" 90 >/dev/null || true; done
 cat "$WORK"/unable-[0-3].out >"$WORK/unable.jsonl"
 for r in 0 1 2 3; do
   check "unable, rank $r: told at the start that h4 cannot take part, and why" json_lines_check "$WORK/unable-$r.out" \
-    '[l["sweep"]["unable"] for l in lines if l.get("event") == "sweep"] ==
+    '[l["started"]["unable"] for l in lines if l.get("event") == "started"] ==
      [[{"host": "h4", "error": "no RDMA device has the address 10.255.0.1"}]]'
 done
 expect_rc 1 "unable: the report fails h4's pairs (1)" "$SWEEP" report --outlier-factor 1000 -j "$WORK/unable.jsonl"
@@ -146,7 +146,7 @@ for r in 0 1; do wait_bg "own-view-$r" 60 >/dev/null || true; done
 ip addr del 10.255.0.1/32 dev lo
 check "own view: h2, its name at no RDMA device's address in its own lookup only, takes part and its pair passes" \
   json_lines_check "$WORK/own-view-1.out" \
-  '[l["sweep"]["unable"] for l in lines if l.get("event") == "sweep"] == [[]] and d["ok"] and
+  '[l["started"]["unable"] for l in lines if l.get("event") == "started"] == [[]] and d["ok"] and
    [(p["server"], p["client"], p["ok"]) for p in d["results"]] == [("h1", "h2", True)]'
 
 # --check bw: RDMA WRITE bandwidth, both directions at once, each side's
@@ -320,7 +320,7 @@ doomed() {
   echo "$pid" >"$WORK/$name-$r.pid"
   while IFS= read -r line; do
     printf '%s\n' "$line"
-    [[ $line == *'"event":"sweep"'* ]] && kill -s "$sig" "$pid"
+    [[ $line == *'"event":"started"'* ]] && kill -s "$sig" "$pid"
   done <"$WORK/$name-$r.pipe" >"$WORK/$name-$r.out"
   wait "$pid" 2>/dev/null || true
 }

@@ -91,10 +91,10 @@ check "report, 32 ranks: 496 pairs ok in 31 rounds, one run" json_check "$LAST_O
   'd["summary"]["passed"] == 496 and d["summary"]["rounds"] == 31 and len(d["summary"]["hosts"]) == 32'
 check "32 ranks: every rank came to the start, each says how long it took" python3 - "$WORK/many.jsonl" <<'PY'
 import json, sys
-events = [json.loads(l[l.index("{"):]) for l in open(sys.argv[1]) if '"event":"sweep"' in l]
+events = [json.loads(l[l.index("{"):]) for l in open(sys.argv[1]) if '"event":"started"' in l]
 assert len(events) == 32, len(events)
-assert all(e["sweep"]["absent"] == [] and e["sweep"]["start_us"] > 0 for e in events)
-assert len({e["sweep"]["run"] for e in events}) == 1 and events[0]["sweep"]["run"].startswith("slurm-")
+assert all(e["started"]["absent"] == [] and e["started"]["start_us"] > 0 for e in events)
+assert len({e["started"]["run"] for e in events}) == 1 and events[0]["started"]["run"].startswith("slurm-")
 PY
 
 # 2. One link delayed (c -> d), one lossy (a -> b): the delayed link is the
@@ -118,7 +118,7 @@ check "report: the delayed link c-d is the slow pair" json_check "$LAST_OUT" \
    ("fabric-c", "fabric-d") in [(r["a"], r["b"]) for r in d["results"] if r["state"] == "slow"]'
 check "report: the delayed link was met again after the rounds, and stayed slow" json_check "$LAST_OUT" \
   '[(r["retests"], r["state"]) for r in d["results"] if (r["a"], r["b"]) == ("fabric-c", "fabric-d")] == [(1, "slow")]'
-check "rank 0 named the delayed link an outlier" grep -q '"retest":\[[^]]*{"client":"fabric-d","server":"fabric-c"}' "$WORK/faulty.jsonl"
+check "rank 0 named the delayed link an outlier" grep -q '"retest_pairs":\[[^]]*{"client":"fabric-d","server":"fabric-c"}' "$WORK/faulty.jsonl"
 check "report: the lossy link a-b is not ok" json_check "$LAST_OUT" \
   'not [r for r in d["results"] if (r["a"], r["b"]) == ("fabric-a", "fabric-b")][0]["ok"]'
 

@@ -37,6 +37,19 @@ TEST(sweep_health, a_port_of_another_width_is_named) {
   EXPECT_EQ(sweep::shortfall(h, port("100 Gb/sec (4X EDR)", 2, 32)), "");
 }
 
+TEST(sweep_health, the_summary_counts_the_ports_as_port_count) {
+  sweep::options opt;
+  opt.mode = sweep::mode::health;
+  sweep::health_report rep;
+  rep.address = "10.0.0.1";
+  rep.ports = {port("100 Gb/sec (4X EDR)", 2, 32), port("", 2, 32, IBV_PORT_DOWN)};
+  nlohmann::json j;
+  sweep::to_json(j, opt, rep);
+  EXPECT_EQ(j["summary"]["port_count"], 2);
+  EXPECT_EQ(j["summary"]["active_ports"], 1);
+  EXPECT_FALSE(j["summary"].contains("ports")) << "ports is ib_acme's array of ports";
+}
+
 TEST(sweep_health, the_port_line_says_its_rate) {
   EXPECT_EQ(sweep::port_line(port("10 Gb/sec (4X QDR)", 2, 4)), "rxe0 port 1: Active, Ethernet, MTU 1024, 10 Gb/sec (4X QDR)");
   auto hostile = port("10 Gb/sec\x1b[2J", 2, 4);

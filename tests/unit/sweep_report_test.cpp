@@ -95,7 +95,7 @@ TEST(sweep_report_hostile, a_time_past_any_calendar_is_no_time_and_the_page_is_d
 
 TEST(sweep_report_hostile, the_tools_own_outliers_events_are_the_sweeps) {
   nlohmann::json outliers{{"tool", "fabric-sweep"}, {"event", "outliers"},
-                          {"outliers", {{"error", nullptr}, {"retest", nlohmann::json::array()}}}};
+                          {"outliers", {{"error", nullptr}, {"retest_pairs", nlohmann::json::array()}}}};
   auto m = sweep::merge({"0: " + outliers.dump(), line("a", "b", true, 10)}, defaults);
   EXPECT_TRUE(m.notes.empty()) << ::testing::PrintToString(m.notes);
 }
@@ -212,14 +212,14 @@ TEST(sweep_report_worst, a_dead_hosts_failed_pairs_are_one_line) {
 TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {
   // --quick over a, b, c, d, e: a-c and b-d; e has a bye. d died before it
   // said anything: b's plan still names the pair, so it fails.
-  auto sweep_event = [](const std::string& host, const nlohmann::json& peers) {
+  auto started = [](const std::string& host, const nlohmann::json& peers) {
     return nlohmann::json{{"tool", "fabric-sweep"},
-                          {"event", "sweep"},
-                          {"sweep", {{"host", host}, {"hosts", {"a", "b", "c", "d", "e"}}, {"peers", peers}}}}
+                          {"event", "started"},
+                          {"started", {{"host", host}, {"hosts", {"a", "b", "c", "d", "e"}}, {"peers", peers}}}}
         .dump();
   };
-  std::vector<std::string> lines{sweep_event("a", {"c"}), sweep_event("b", {"d"}), sweep_event("c", {"a"}),
-                                 sweep_event("e", nlohmann::json::array()), line("a", "c", true, 20),
+  std::vector<std::string> lines{started("a", {"c"}), started("b", {"d"}), started("c", {"a"}),
+                                 started("e", nlohmann::json::array()), line("a", "c", true, 20),
                                  line("b", "d", false, 0, nlohmann::json::object(), "server")};
   auto m = sweep::merge(lines, defaults);
   ASSERT_EQ(m.hosts.size(), 5u);
@@ -260,8 +260,8 @@ TEST(sweep_report_multicast, no_latency_figures_no_fleet_median_and_a_missing_pa
   };
   auto m = sweep::merge({mc("a", "b", "server"), mc("a", "b", "client"), mc("b", "c", "server"), mc("b", "c", "client"),
                          mc("a", "c", "server"), mc("a", "c", "client"),
-                         nlohmann::json{{"tool", "fabric-sweep"}, {"event", "sweep"},
-                                        {"sweep", {{"hosts", {"a", "b", "c", "d"}}}}}.dump()},
+                         nlohmann::json{{"tool", "fabric-sweep"}, {"event", "started"},
+                                        {"started", {{"hosts", {"a", "b", "c", "d"}}}}}.dump()},
                         defaults);
   EXPECT_FALSE(m.latency_measured());
   nlohmann::json doc;

@@ -95,7 +95,8 @@ std::string pair_line(const std::string& prefix, const std::string& server, cons
 }
 
 TEST(sweep_report, merges_prefixed_lines_names_the_slow_and_the_missing) {
-  nlohmann::json hosts{{"tool", "fabric-sweep"}, {"event", "sweep"}, {"sweep", {{"hosts", {"n1", "n2", "n3", "n4", "n5"}}}}};
+  nlohmann::json hosts{{"tool", "fabric-sweep"}, {"event", "started"},
+                       {"started", {{"hosts", {"n1", "n2", "n3", "n4", "n5"}}}}};
   std::vector<std::string> lines{
       "0: " + hosts.dump(),                          // srun -l
       pair_line("n2: ", "n1", "n2", true, 20),       // clush / pdsh
@@ -425,6 +426,20 @@ TEST(sweep_report, one_check_a_matrix_the_first_lines_or_the_one_asked_for) {
 }
 
 }  // namespace
+
+TEST(sweep_options, json_keys_of_the_host_list_and_the_files_are_apart_from_the_documents_keys) {
+  // hosts is an array of names, pairs a count, outliers an event elsewhere
+  // in the documents: these options' keys say what they hold instead.
+  auto run = sweep::options_json(parse_options<sweep::options>({"--hosts", "n[1-4]", "--pairs", "again.txt"}));
+  EXPECT_EQ(run["hostlist"], "n[1-4]");
+  EXPECT_EQ(run["pairs_file"], "again.txt");
+  EXPECT_FALSE(run.contains("hosts"));
+  EXPECT_FALSE(run.contains("pairs"));
+  auto report = sweep::options_json(parse_options<sweep::options>({"report", "--outliers", "again.txt"}));
+  EXPECT_EQ(report["outliers_file"], "again.txt");
+  EXPECT_FALSE(report.contains("outliers"));
+  EXPECT_TRUE(sweep::options_json(parse_options<sweep::options>({}))["hostlist"].is_null());
+}
 
 TEST(sweep_options, timeout_bounds_each_wait_and_pair_timeout_the_pair_defaulting_to_it) {
   auto opt = parse_options<sweep::options>({"--timeout", "3000"});

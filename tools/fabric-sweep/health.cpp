@@ -202,7 +202,7 @@ void to_json(nlohmann::json& j, const options& opt, const health_report& rep) {
   }
   j["summary"] = {{"host", fabric::host_name()},
                   {"address", rep.address},
-                  {"ports", rep.ports.size()},
+                  {"port_count", rep.ports.size()},
                   {"active_ports", std::count_if(rep.ports.begin(), rep.ports.end(), active)},
                   {"failed", failed},
                   {"self_ok", rep.self ? nlohmann::json(rep.self->ok) : nlohmann::json(nullptr)}};

@@ -182,6 +182,10 @@ void validate(const options& opt) {
     fabric::cli::usage_error(fmt::format("--check {} has every host at once: no --quick or --pairs", kind.name));
 }
 
+// Keys are the long names, but for three whose long name is a key of
+// another type in the documents (hosts an array of names, pairs a count,
+// outliers the event's object): --hosts is hostlist, --pairs pairs_file
+// and report --outliers outliers_file, so that one key keeps one type.
 nlohmann::json options_json(const options& o) {
   if (o.mode == mode::report)
     return {{"files", o.report.files},
@@ -190,7 +194,7 @@ nlohmann::json options_json(const options& o) {
             {"prometheus", text_or_null(o.report.prometheus)},
             {"prometheus_pairs", o.report.prometheus_pairs},
             {"csv", text_or_null(o.report.csv)},
-            {"outliers", text_or_null(o.report.outliers)},
+            {"outliers_file", text_or_null(o.report.outliers)},
             {"topology", text_or_null(o.report.topology)},
             {"outlier_factor", o.verdict.outlier_factor},
             {"bw_fraction", o.verdict.bw_fraction},
@@ -208,7 +212,7 @@ nlohmann::json options_json(const options& o) {
             {"expect_rate", fabric::value_or_null(o.health.expect_rate_gbps)},
             {"expect_width", text_or_null(o.health.expect_width)}};
   const auto& r = o.run;
-  return {{"hosts", text_or_null(r.hosts)},
+  return {{"hostlist", text_or_null(r.hosts)},
           {"rank", fabric::value_or_null(r.rank)},
           {"address", r.address},
           {"address_file", text_or_null(r.address_file)},
@@ -221,7 +225,7 @@ nlohmann::json options_json(const options& o) {
           {"duration", fabric::value_or_null(pair_duration(r))},
           {"unidirectional", r.unidirectional},
           {"quick", r.quick},
-          {"pairs", text_or_null(r.pairs_file)},
+          {"pairs_file", text_or_null(r.pairs_file)},
           {"timeout", r.timeout_ms},
           {"pair_timeout", r.pair_timeout().count()},
           {"retests", r.retests},

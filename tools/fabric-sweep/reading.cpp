@@ -288,7 +288,7 @@ const line_word& line_reader::read(std::string_view json) {
       return s.word;
     }
     s.note_run(o, line);
-    if (event == "sweep") {
+    if (event == "started") {
       if (auto hosts = field(o, "hosts")) s.add_hosts(*hosts);
       s.add_plan(o);
     } else if (event == "pair") {

@@ -102,7 +102,7 @@ struct line_word {
   bool sweeps = false;            ///< a fabric-sweep line of any kind
   run_tag run;
   std::optional<double> time;     ///< an event's unix time
-  std::vector<std::string_view> hosts;  ///< a rank's every host (its sweep event, its document)
+  std::vector<std::string_view> hosts;  ///< a rank's every host (its started event, its document)
   std::optional<double> sweep_us; ///< a rank's whole sweep (its document)
   std::vector<side_record> pairs; ///< its pair event, or its document's results
   /// A rank's plan when it meets only some hosts (--quick, --pairs): its

@@ -95,13 +95,15 @@ std::vector<nlohmann::json> unable_json(const run_report& rep) {
   return out;
 }
 
+/// The outliers event: the pairs to meet again are retest_pairs, since
+/// retest is a pair's boolean and retests a count (the option, a report pair's).
 nlohmann::json agreement_json(const agreement& a, const place& where, const std::optional<std::string>& run, bool bw) {
   nlohmann::json pairs = nlohmann::json::array();
   for (auto [s, c] : a.retest)
     pairs.push_back({{"server", where.hosts[static_cast<std::size_t>(s)]}, {"client", where.hosts[static_cast<std::size_t>(c)]}});
   bool known = a.error.empty();
   return {{"error", fabric::text_or_null(a.error)},
-          {"retest", std::move(pairs)},
+          {"retest_pairs", std::move(pairs)},
           {"median_p50_us", known && !bw ? nlohmann::json(a.fleet.median) : nlohmann::json(nullptr)},
           {"mad_us", known && !bw ? nlohmann::json(a.fleet.mad) : nlohmann::json(nullptr)},
           {"bar_gbps", known && bw ? fabric::value_or_null(a.bar_gbps) : nlohmann::json(nullptr)},
@@ -209,7 +211,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   std::vector<std::string> unable(static_cast<std::size_t>(n));
   for (const auto& [r, why] : rep.unable) unable[static_cast<std::size_t>(r)] = why;
   con.line(start_text(start, rep, where));
-  con.event("sweep", [&] {
+  con.event("started", [&] {
     std::vector<std::string> absent_hosts;
     for (int r : rep.absent) absent_hosts.push_back(where.hosts[static_cast<std::size_t>(r)]);
     return nlohmann::json{{"rank", where.rank},
