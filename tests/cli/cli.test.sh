@@ -184,7 +184,7 @@ def pair(s, c, r, ok, p50):
          "round": r, "retest": False, "server": s, "client": c, "side": "client", "elapsed_us": 1000.0}
     if ok:
         p["latency"] = {"count": 10, "min_us": p50, "p50_us": p50, "p99_us": p50, "max_us": p50}
-    return {"tool": "fabric-sweep", "event": "pair", "pair": p}
+    return {"tool": "fabric-sweep", "event": "result", "result": p}
 lines = [{"tool": "fabric-sweep", "event": "started", "started": {"rank": 0, "host": "n1", "hosts": hosts, "rounds": 3}},
          pair("n1", "n2", 1, True, 20), pair(hosts[2], "n4", 1, True, 21), pair("n1", hosts[2], 2, True, 19),
          pair("n2", "n4", 2, False, 0), pair("n1", "n4", 3, True, 22), pair("n2", hosts[2], 3, True, 200)]

@@ -68,10 +68,10 @@ for r in 0 1 2; do
   cat "$WORK/repeat-$r.out" >>"$WORK/repeat.jsonl"
   check "repeat, rank $r: three sweeps of two pairs, the last one's in the document" json_lines_check "$WORK/repeat-$r.out" \
     'd["ok"] and d["summary"]["sweeps"] == 3 and {r["sweep"] for r in d["results"]} == {3} and
-     sorted(l["pair"]["sweep"] for l in lines if l.get("event") == "pair" and not l["pair"]["retest"]) == [1, 1, 2, 2, 3, 3]'
+     sorted(l["result"]["sweep"] for l in lines if l.get("event") == "result" and not l["result"]["retest"]) == [1, 1, 2, 2, 3, 3]'
 done
 check "repeat: no two sweeps of a pair on one port" json_lines_check "$WORK/repeat-0.out" \
-  'len({l["pair"]["port"] for l in lines if l.get("event") == "pair"}) == len([l for l in lines if l.get("event") == "pair"])'
+  'len({l["result"]["port"] for l in lines if l.get("event") == "result"}) == len([l for l in lines if l.get("event") == "result"])'
 expect_rc 0 "repeat, report: the latest sweep of each pair" "$SWEEP" report --outlier-factor 1000 -j "$WORK/repeat.jsonl"
 check "repeat, report: three pairs of sweep 3" json_check "$LAST_OUT" '[r["sweep"] for r in d["results"]] == [3, 3, 3]'
 
@@ -123,7 +123,7 @@ check "unable: h4's three pairs failed, both sides in the same words; the rest p
    all(r["error"] == "h4 cannot take part: no RDMA device has the address 10.255.0.1" for r in d["results"] if not r["ok"])'
 check "unable: each side of h4's pairs failed without meeting" /usr/bin/python3 - "$WORK/unable.jsonl" <<'PY'
 import json, sys
-pairs = [json.loads(l)["pair"] for l in open(sys.argv[1]) if '"event":"pair"' in l]
+pairs = [json.loads(l)["result"] for l in open(sys.argv[1]) if '"event":"result"' in l]
 h4 = [p for p in pairs if "h4" in (p["server"], p["client"])]
 assert len(h4) == 6 and all(p["error"].startswith("h4 cannot take part: ") and p["connect_us"] is None for p in h4), h4
 PY

@@ -207,7 +207,7 @@ trap 'rm -f "$pidfile"' EXIT
   sent=
   while IFS= read -r line; do
     printf '%s\n' "$line"
-    if [ -z "$sent" ] && [[ $line == *'"event":"pair"'* ]]; then kill -s "$sig" "$(cat "$pidfile")"; sent=yes; fi
+    if [ -z "$sent" ] && [[ $line == *'"event":"result"'* ]]; then kill -s "$sig" "$(cat "$pidfile")"; sent=yes; fi
   done
 }
 SH
@@ -222,7 +222,7 @@ LONG="--hosts $HOSTS --address-file $FABRIC_OUT/addresses -C 200 --json=lines --
 pdsh -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/on-first-pair" fabric-b KILL "$SWEEP" $LONG \
   </dev/null >"$WORK/killed.jsonl" 2>"$WORK/killed.err" || true
 check "pdsh: lines carry pdsh's labels" grep -q '^fabric-c: {' "$WORK/killed.jsonl"
-check "pdsh: the killed host printed its first pair" grep -q '^fabric-b: .*"event":"pair"' "$WORK/killed.jsonl"
+check "pdsh: the killed host printed its first pair" grep -q '^fabric-b: .*"event":"result"' "$WORK/killed.jsonl"
 # Its later peers dialled its answering port soon after the start: they
 # find it refused before the pair, and fail the pair without a wait.
 check "pdsh: a later peer of the killed host found it gone" grep -q '"error":"fabric-b left the sweep' "$WORK/killed.jsonl"

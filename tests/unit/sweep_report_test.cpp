@@ -25,7 +25,7 @@ std::string line(const std::string& server, const std::string& client, bool ok, 
                       {"check", "ping"}};
   if (ok && side == "client") pair["latency"] = {{"count", 10}, {"p50_us", p50}, {"p99_us", p50 * 1.2}};
   for (auto& [k, v] : extra.items()) pair[k] = v;
-  return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "pair"}, {"pair", pair}}.dump();
+  return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "result"}, {"result", pair}}.dump();
 }
 
 const sweep::merged_pair& pair_of(const sweep::matrix& m, const std::string& a, const std::string& b) {
@@ -47,15 +47,15 @@ TEST(sweep_report_hostile, deep_nesting_is_a_skipped_line_not_a_crash) {
 
 TEST(sweep_report_hostile, a_malformed_pair_line_is_skipped_and_counted) {
   auto bad = [](const nlohmann::json& pair) {
-    return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "pair"}, {"pair", pair}}.dump();
+    return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "result"}, {"result", pair}}.dump();
   };
   auto j = nlohmann::json::parse(line("a", "c", true, 10));
   auto p50_null = j;
-  p50_null["pair"]["latency"]["p50_us"] = nullptr;
+  p50_null["result"]["latency"]["p50_us"] = nullptr;
   auto round_text = j;
-  round_text["pair"]["round"] = "1";
+  round_text["result"]["round"] = "1";
   auto huge_round = j;
-  huge_round["pair"]["round"] = -1;
+  huge_round["result"]["round"] = -1;
   std::vector<std::string> lines{bad(nullptr), bad("a pair"), p50_null.dump(), round_text.dump(), huge_round.dump(),
                                  line("a", "b", true, 10), line("b", "c", true, 11)};
   auto m = sweep::merge(lines, defaults);
@@ -116,8 +116,8 @@ TEST(sweep_report_runs, the_latest_run_is_kept_and_an_old_failure_does_not_stick
   auto in_run = [](const std::string& text, const char* run, double t) {
     auto j = nlohmann::json::parse(text);
     j["time"] = t;
-    if (run) j["pair"]["run"] = run;
-    else j["pair"]["run"] = nullptr;
+    if (run) j["result"]["run"] = run;
+    else j["result"]["run"] = nullptr;
     return j.dump();
   };
   std::vector<std::string> lines{
@@ -357,8 +357,8 @@ TEST(sweep_report_bw, a_retest_beside_fewer_pairs_is_judged_by_the_rounds_bar_no
   auto bw = [](const std::string& s, const std::string& c, double g, int retest_round = 0) {
     auto j = nlohmann::json::parse(bw_line(s, c, g, g));
     if (retest_round > 0) {
-      j["pair"]["retest"] = true;
-      j["pair"]["round"] = retest_round;
+      j["result"]["retest"] = true;
+      j["result"]["round"] = retest_round;
     }
     return j.dump();
   };

@@ -90,7 +90,7 @@ std::string pair_line(const std::string& prefix, const std::string& server, cons
   nlohmann::json pair{{"kind", "pair"}, {"ok", ok}, {"error", ok ? nlohmann::json(nullptr) : nlohmann::json("timed out")},
                       {"round", 1}, {"server", server}, {"client", client}, {"side", "client"}};
   if (ok) pair["latency"] = {{"count", 10}, {"p50_us", p50}, {"p99_us", p50 * 1.2}};
-  nlohmann::json line{{"schema", "fabric-toolkit/fabric-sweep/1"}, {"tool", "fabric-sweep"}, {"event", "pair"}, {"pair", pair}};
+  nlohmann::json line{{"schema", "fabric-toolkit/fabric-sweep/1"}, {"tool", "fabric-sweep"}, {"event", "result"}, {"result", pair}};
   return prefix + line.dump();
 }
 
@@ -254,7 +254,7 @@ std::string meeting_line(const std::string& server, const std::string& client, i
                       {"round", round}, {"retest", retest}, {"server", server}, {"client", client}, {"side", "client"},
                       {"elapsed_us", 1000.0 * round}};
   if (ok) pair["latency"] = {{"count", 10}, {"p50_us", p50}, {"p99_us", p50 * 1.2}};
-  return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "pair"}, {"pair", pair}}.dump();
+  return nlohmann::json{{"tool", "fabric-sweep"}, {"event", "result"}, {"result", pair}}.dump();
 }
 
 TEST(sweep_report, a_retest_that_passes_clears_the_pair_and_one_still_slow_stays_slow) {
@@ -374,7 +374,7 @@ namespace {
 TEST(sweep_report, with_repeat_a_pair_is_its_latest_sweep) {
   auto in_sweep = [](std::string line, int sweep) {
     auto j = nlohmann::json::parse(line);
-    j["pair"]["sweep"] = sweep;
+    j["result"]["sweep"] = sweep;
     return j.dump();
   };
   std::vector<std::string> lines{
@@ -405,7 +405,7 @@ TEST(sweep_checks, each_check_has_one_word_and_unknown_words_none) {
 TEST(sweep_report, one_check_a_matrix_the_first_lines_or_the_one_asked_for) {
   auto of_check = [](std::string line, const char* check) {
     auto j = nlohmann::json::parse(line);
-    j["pair"]["check"] = check;
+    j["result"]["check"] = check;
     return j.dump();
   };
   std::vector<std::string> lines{of_check(meeting_line("n1", "n2", 1, false, true, 900), "connect"),

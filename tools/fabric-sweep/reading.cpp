@@ -284,14 +284,14 @@ const line_word& line_reader::read(std::string_view json) {
     auto payload = field(line, event);
     object o;
     if (!payload || payload->get_object().get(o) != simdjson::SUCCESS) {
-      if (event == "pair") ++s.word.malformed;
+      if (event == "result") ++s.word.malformed;
       return s.word;
     }
     s.note_run(o, line);
     if (event == "started") {
       if (auto hosts = field(o, "hosts")) s.add_hosts(*hosts);
       s.add_plan(o);
-    } else if (event == "pair") {
+    } else if (event == "result") {
       s.add_pair(*payload);
     }
     return s.word;

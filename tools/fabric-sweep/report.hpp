@@ -104,7 +104,7 @@ struct line_word {
   std::optional<double> time;     ///< an event's unix time
   std::vector<std::string_view> hosts;  ///< a rank's every host (its started event, its document)
   std::optional<double> sweep_us; ///< a rank's whole sweep (its document)
-  std::vector<side_record> pairs; ///< its pair event, or its document's results
+  std::vector<side_record> pairs; ///< its result event, or its document's results
   /// A rank's plan when it meets only some hosts (--quick, --pairs): its
   /// host and those peers; plan_host empty when it meets every other.
   std::string_view plan_host;

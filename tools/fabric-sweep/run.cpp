@@ -232,7 +232,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     done.sweep = rep.sweeps;
     rep.pairs.push_back(std::move(done));
     con.line(pair_line(rep.pairs.back(), repeating, size));
-    con.event("pair", [&] { return pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run); });
+    con.event("result", [&] { return pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run); });
   };
   // The peers to meet that came, dialled once now, so that one whose
   // process ends later is known to have left.
