@@ -1,7 +1,7 @@
 // fabric-sweep report at scale and against hostile input: the line reader,
 // runs, the bw check, the verdict rules beside ClusterKit's, and the
 // renderings (CSV, the pairs to run again, the page, the gauges).
-#include "fabric-sweep/report.hpp"
+#include "fabric-sweep/report/report.hpp"
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>

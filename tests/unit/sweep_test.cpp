@@ -4,7 +4,7 @@
 #include "fabric-sweep/options.hpp"
 #include "fabric-sweep/meetings.hpp"
 #include "fabric-sweep/place.hpp"
-#include "fabric-sweep/report.hpp"
+#include "fabric-sweep/report/report.hpp"
 #include "fabric-sweep/rounds.hpp"
 
 #include "fabric/base/error.hpp"

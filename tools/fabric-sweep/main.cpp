@@ -1,5 +1,5 @@
 #include "health.hpp"
-#include "report.hpp"
+#include "report/report.hpp"
 #include "run.hpp"
 
 #include <CLI/CLI.hpp>

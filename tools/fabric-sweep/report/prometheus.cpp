@@ -3,8 +3,9 @@
 // Times in seconds and bandwidth in bytes per second, as Prometheus' base
 // units want. By default a few series a host and one per bad pair, so that
 // a thousand hosts do not make a million series; every pair on request.
-#include "health.hpp"
 #include "report.hpp"
+
+#include "fabric-sweep/health.hpp"
 
 #include <fmt/format.h>
 

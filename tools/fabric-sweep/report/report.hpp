@@ -5,9 +5,9 @@
 /// pairs to run again. Memory is for the pairs (a compact record each,
 /// host indices, not names), never for the input text.
 
-#include "checks.hpp"
-#include "options.hpp"
-#include "verdict.hpp"
+#include "fabric-sweep/checks.hpp"
+#include "fabric-sweep/options.hpp"
+#include "fabric-sweep/verdict.hpp"
 
 #include "fabric/cli/console.hpp"
 #include "fabric/base/stats.hpp"
