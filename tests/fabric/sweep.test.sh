@@ -218,7 +218,7 @@ done
 for r in 0 1 2; do wait_bg "mc-$r" 60 >/dev/null || true; done
 for r in 0 1 2; do
   check "--check multicast, rank $r: both peers heard, 30 datagrams each" json_lines_check "$WORK/mc-$r.out" \
-    'd["ok"] and d["summary"]["rounds"] == 1 and [(p["check"], p["pings"], p["lost"], p["round"]) for p in d["results"]] == [("multicast", 30, 0, 1)] * 2'
+    'd["ok"] and d["summary"]["rounds"] == 1 and [(p["check"], p["received"], p["pings"], p["lost"], p["round"]) for p in d["results"]] == [("multicast", 30, None, 0, 1)] * 2'
 done
 cat "$WORK"/mc-[012].out >"$WORK/mc.jsonl"
 expect_rc 0 "report --check multicast: every pair heard both ways" "$SWEEP" report "$WORK/mc.jsonl"

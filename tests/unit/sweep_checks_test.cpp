@@ -121,7 +121,7 @@ TEST(sweep_pair_fields, every_figure_is_in_the_json_null_when_the_check_has_none
   p.ok = false;
   p.error = "no datagram in time";
   auto j = sweep::pair_json(p, 3, std::string("r1"));
-  for (const char* key : {"pings", "connections", "sent", "lost", "lookups", "connect_us", "elapsed_us", "latency",
+  for (const char* key : {"pings", "received", "connections", "sent", "lost", "lookups", "connect_us", "elapsed_us", "latency",
                           "bandwidth"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_TRUE(j["sent"].is_null());

@@ -132,7 +132,7 @@ void say_acm(fields& line, const pair_result& p, std::uint64_t) {
 // ---- multicast: every host in one group at once (mckey's flow; run_group) ----
 
 void say_multicast(fields& line, const pair_result& p, std::uint64_t) {
-  line.put(field::heard, p.pings).put(field::sent, p.sent);
+  line.put(field::heard, p.received).put(field::sent, p.sent);
 }
 
 // ---- bw: RDMA WRITE bandwidth each way (ib_write_bw's flow) ----

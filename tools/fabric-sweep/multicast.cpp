@@ -66,7 +66,7 @@ std::vector<pair_result> run_group(const options& opt, const place& where, const
       continue;
     }
     p.sent = heard->sent;
-    p.pings = heard->received[peer];
+    p.received = heard->received[peer];
     p.lost = plan.count - heard->received[peer];
     p.ok = *p.lost == 0;
     if (!p.ok)

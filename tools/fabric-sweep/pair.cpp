@@ -38,6 +38,7 @@ fabric::cli::fields pair_fields(const pair_result& p, std::uint64_t size) {
   fabric::cli::fields f;
   f.line();
   f.put(field::pings, p.pings, false)
+      .put(field::received, p.received, false)
       .put(field::connections, p.connections, false)
       .put(field::sent, p.sent, false)
       .put(field::lost, p.lost, false)

@@ -42,7 +42,8 @@ struct pair_result {
   std::optional<fabric::latency_summary> latency;  ///< client side: round trips, or connection setup
   std::optional<double> connect_us;
   double elapsed_us = 0;        ///< the pair on this side, waiting for the peer included
-  std::optional<std::uint64_t> pings;  ///< round trips completed (ping, ud), datagrams heard (multicast)
+  std::optional<std::uint64_t> pings;  ///< round trips completed (ping, ud)
+  std::optional<std::uint64_t> received;  ///< the peer's datagrams heard (multicast)
   std::optional<std::uint64_t> connections;  ///< connections made (connect)
   std::optional<std::uint64_t> sent, lost;   ///< datagrams (ud; lost: client side)
   std::optional<std::uint64_t> lookups;      ///< ACM lookups answered (acm)
@@ -57,7 +58,8 @@ inline constexpr field pings{"pings", "{} pings"};
 inline constexpr field served_pings{"pings", "served {} pings"};
 inline constexpr field served_datagrams{"pings", "served {} datagrams"};
 inline constexpr field back{"pings", "{} back"};
-inline constexpr field heard{"pings", "heard {} of the peer's datagrams"};
+inline constexpr field received{"received", "{} received"};
+inline constexpr field heard{"received", "heard {} of the peer's datagrams"};
 inline constexpr field connections{"connections", "{} connections"};
 inline constexpr field accepted{"connections", "accepted {} connections"};
 inline constexpr field sent{"sent", "sent {}"};
