@@ -56,7 +56,9 @@ TEST(IbAcme, PathJsonHasTheMtuInBytesAndTheCodesApart) {
   p.pkey = 0xffff;
   p.mtu = 4;
   p.rate = 7;
+  p.service_id = 0x1000000000000001;  // past 2^53: hex text keeps every digit
   auto j = ib_acme::path_json(p);
+  EXPECT_EQ(j["service_id"], "0x1000000000000001");
   EXPECT_EQ(j["pkey"], 0xffff);
   EXPECT_EQ(j["mtu"], 2048);
   EXPECT_EQ(j["mtu_code"], 4);

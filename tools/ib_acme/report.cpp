@@ -39,7 +39,8 @@ std::string format_guid(std::uint64_t v) { return fmt::format("0x{:016x}", v); }
 std::string sa_check::where() const { return fmt::format("{}/{}", device, port); }
 
 nlohmann::json path_json(const acm::path_record& p) {
-  return {{"service_id", p.service_id},
+  // 64 bits: hex text, as a GUID (a larger integer loses digits in JS and jq).
+  return {{"service_id", format_guid(p.service_id)},
           {"dgid", fabric::format_gid(p.dgid)},
           {"sgid", fabric::format_gid(p.sgid)},
           {"dlid", p.dlid},
