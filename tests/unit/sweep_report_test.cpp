@@ -281,7 +281,7 @@ TEST(sweep_report_multicast, no_latency_figures_no_fleet_median_and_a_missing_pa
 /// A bw pair line: the server's side to the client at `down`, back at `up` (Gb/s).
 std::string bw_line(const std::string& s, const std::string& c, std::optional<double> to_client, std::optional<double> to_server) {
   auto dir = [](std::optional<double> g) {
-    return g ? nlohmann::json{{"bytes", static_cast<std::uint64_t>(*g * 1e9 / 8)}, {"seconds", 1.0}, {"gbps", *g}}
+    return g ? nlohmann::json{{"bytes", static_cast<std::uint64_t>(*g * 1e9 / 8)}, {"elapsed_us", 1e6}, {"gbps", *g}}
              : nlohmann::json(nullptr);
   };
   return line(s, c, true, 0,

@@ -14,7 +14,7 @@ namespace {
 
 nlohmann::json transfer_json(const std::optional<fabric::transfer>& t) {
   if (!t) return nullptr;
-  return {{"bytes", t->bytes}, {"seconds", t->seconds}, {"gbps", t->gbps()}};
+  return {{"bytes", t->bytes}, {"elapsed_us", t->seconds * 1e6}, {"gbps", t->gbps()}};
 }
 
 }  // namespace

@@ -148,7 +148,7 @@ std::optional<direction_figures> direction_of(const object& bw, std::string_view
   auto bytes = field(o, "bytes"), gbps = field(o, "gbps");
   if (!gbps) throw malformed{};
   d.bytes = bytes ? count(*bytes, std::numeric_limits<std::uint64_t>::max()) : 0;
-  d.seconds = number(o, "seconds", 0);
+  d.seconds = number(o, "elapsed_us", 0) / 1e6;
   d.gbps = number(*gbps);
   if (d.gbps < 0 || d.seconds < 0) throw malformed{};
   return d;

@@ -57,7 +57,7 @@ std::string read_whole(const std::string& path, std::size_t most) {
 
 json direction_json(const std::optional<direction_figures>& d) {
   if (!d) return nullptr;
-  return {{"bytes", d->bytes}, {"seconds", d->seconds}, {"gbps", d->gbps}};
+  return {{"bytes", d->bytes}, {"elapsed_us", d->seconds * 1e6}, {"gbps", d->gbps}};
 }
 
 std::string error_word(const matrix& m, const merged_pair& p) {
