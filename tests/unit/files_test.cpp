@@ -7,9 +7,11 @@
 
 #include <climits>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -65,6 +67,30 @@ TEST_F(files, a_new_file_gets_its_text_and_mode) {
   EXPECT_EQ(read(p), "one\n");
   EXPECT_EQ(mode_of(p) & ~0022u, 0644u & ~0022u);
   EXPECT_EQ(entries(), 1u);
+}
+
+TEST_F(files, a_write_that_fails_names_the_file_and_leaves_nothing) {
+  // A file size limit makes the write fail (EFBIG) as a full disk would.
+  rlimit was{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &was), 0);
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = was;
+  small.rlim_cur = 4;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  auto p = dir_ / "page.html";
+  std::string what;
+  fabric::exit_code code = fabric::exit_code::ok;
+  try {
+    fabric::write_file_atomically(p, "more than four bytes\n");
+  } catch (const fabric::error& e) {
+    what = e.what();
+    code = e.code();
+  }
+  ::setrlimit(RLIMIT_FSIZE, &was);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(code, fabric::exit_code::system);
+  EXPECT_EQ(what.rfind("write " + p.string() + ": ", 0), 0u) << what;  // the file asked for, not the temporary one
+  EXPECT_EQ(entries(), 0u);
 }
 
 TEST_F(files, a_name_of_name_max_bytes_is_written) {

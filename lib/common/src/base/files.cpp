@@ -109,7 +109,8 @@ void write_file_atomically(const std::string& path, std::string_view text, mode_
   }
   if (!file) directory_error(EEXIST, fmt::format("create a file in {}", printable(parent)));
 
-  // From here on a failure removes the temporary file: nothing half-written stays.
+  // From here on a failure removes the temporary file: nothing half-written
+  // stays. Errors name the file asked for, not the temporary one.
   auto fail = [&](int err, const std::string& what) {
     file.reset();
     ::unlinkat(dir.get(), tmp.c_str(), 0);
@@ -117,7 +118,7 @@ void write_file_atomically(const std::string& path, std::string_view text, mode_
   };
   if (replacing) {
     struct stat now {};
-    if (::fstat(file.get(), &now) != 0) fail(errno, fmt::format("stat {}/{}", printable(parent), printable(tmp)));
+    if (::fstat(file.get(), &now) != 0) fail(errno, fmt::format("stat {}", printable(path)));
     if ((now.st_uid != old.st_uid || now.st_gid != old.st_gid) && ::fchown(file.get(), old.st_uid, old.st_gid) != 0)
       fail(errno, fmt::format("keep the owner {}:{} of {}", old.st_uid, old.st_gid, printable(path)));
     if (::fchmod(file.get(), old.st_mode & 07777) != 0) fail(errno, fmt::format("keep the mode of {}", printable(path)));
@@ -126,14 +127,14 @@ void write_file_atomically(const std::string& path, std::string_view text, mode_
   while (done < text.size()) {
     ssize_t n = ::write(file.get(), text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(errno, fmt::format("write {}/{}", printable(parent), printable(tmp)));
+    if (n < 0) fail(errno, fmt::format("write {}", printable(path)));
     done += static_cast<std::size_t>(n);
   }
-  if (::fsync(file.get()) != 0) fail(errno, fmt::format("sync {}/{}", printable(parent), printable(tmp)));
+  if (::fsync(file.get()) != 0) fail(errno, fmt::format("sync {}", printable(path)));
   if (::close(file.release()) != 0) {
     int err = errno;
     ::unlinkat(dir.get(), tmp.c_str(), 0);
-    write_error(err, fmt::format("close {}/{}", printable(parent), printable(tmp)));
+    write_error(err, fmt::format("close {}", printable(path)));
   }
   if (::renameat(dir.get(), tmp.c_str(), dir.get(), base.c_str()) != 0) {
     int err = errno;
