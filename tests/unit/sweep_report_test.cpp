@@ -289,6 +289,32 @@ std::string bw_line(const std::string& s, const std::string& c, std::optional<do
                {"bandwidth", {{"server_to_client", dir(to_client)}, {"client_to_server", dir(to_server)}}}});
 }
 
+TEST(sweep_report_lines, lines_of_earlier_versions_are_read_as_before) {
+  // Earlier versions: the start event "sweep", a pair's event "pair", a bw
+  // direction's time in "seconds".
+  auto earlier = [](const std::string& text) {
+    auto j = nlohmann::json::parse(text);
+    j["event"] = "pair";
+    j["pair"] = j["result"];
+    j.erase("result");
+    if (j["pair"].contains("bandwidth"))
+      for (auto& [way, d] : j["pair"]["bandwidth"].items())
+        if (!d.is_null()) {
+          d["seconds"] = d["elapsed_us"].get<double>() / 1e6;
+          d.erase("elapsed_us");
+        }
+    return j.dump();
+  };
+  auto start = nlohmann::json{{"tool", "fabric-sweep"}, {"event", "sweep"}, {"sweep", {{"hosts", {"a", "b", "c"}}}}}.dump();
+  auto m = sweep::merge({start, earlier(bw_line("a", "b", 95, 94))}, defaults);
+  EXPECT_EQ(m.hosts.size(), 3u);  // c came only in the start event
+  const auto& ab = pair_of(m, "a", "b");
+  EXPECT_EQ(ab.state, pair_state::ok);
+  ASSERT_TRUE(ab.a_to_b());
+  EXPECT_DOUBLE_EQ(ab.a_to_b()->seconds, 1.0);
+  EXPECT_DOUBLE_EQ(ab.a_to_b()->gbps, 95);
+}
+
 TEST(sweep_report_bw, a_directional_matrix_judged_by_the_lower_direction) {
   std::vector<std::string> lines{bw_line("a", "b", 95, 94), bw_line("a", "c", 96, 60),  // c to a is slow
                                  bw_line("b", "c", 95, std::nullopt),                  // unidirectional

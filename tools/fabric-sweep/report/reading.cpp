@@ -148,7 +148,7 @@ std::optional<direction_figures> direction_of(const object& bw, std::string_view
   auto bytes = field(o, "bytes"), gbps = field(o, "gbps");
   if (!gbps) throw malformed{};
   d.bytes = bytes ? count(*bytes, std::numeric_limits<std::uint64_t>::max()) : 0;
-  d.seconds = number(o, "elapsed_us", 0) / 1e6;
+  d.seconds = field(o, "elapsed_us") ? number(o, "elapsed_us", 0) / 1e6 : number(o, "seconds", 0);  // earlier lines: seconds
   d.gbps = number(*gbps);
   if (d.gbps < 0 || d.seconds < 0) throw malformed{};
   return d;
@@ -281,17 +281,21 @@ const line_word& line_reader::read(std::string_view json) {
   }
   std::string_view event;
   if (line["event"].get(event) == simdjson::SUCCESS) {
+    // Saved lines of earlier versions call the start event "sweep" and a
+    // pair's event "pair": the report reads them as it did.
+    bool started = event == "started" || event == "sweep";
+    bool pair = event == "result" || event == "pair";
     auto payload = field(line, event);
     object o;
     if (!payload || payload->get_object().get(o) != simdjson::SUCCESS) {
-      if (event == "result") ++s.word.malformed;
+      if (pair) ++s.word.malformed;
       return s.word;
     }
     s.note_run(o, line);
-    if (event == "started") {
+    if (started) {
       if (auto hosts = field(o, "hosts")) s.add_hosts(*hosts);
       s.add_plan(o);
-    } else if (event == "result") {
+    } else if (pair) {
       s.add_pair(*payload);
     }
     return s.word;
