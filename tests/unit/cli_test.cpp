@@ -190,3 +190,55 @@ TEST(cli, an_empty_value_is_a_usage_error_and_never_takes_the_next_argument) {
   r = run_json(no_render, {}, {"-j", "--", ""});
   EXPECT_EQ(r.rc, 0) << "after --, an argument is the tool's to judge";
 }
+
+namespace {
+
+/// What an option with validator `v` makes of `text`: the value it
+/// receives, or the validator's message prefixed "error: ".
+std::string read_with(const CLI::Validator& v, std::string text) {
+  CLI::App app;
+  std::string got;
+  app.add_option("-n", got)->transform(v);
+  try {
+    app.parse(std::vector<std::string>{text, "-n"});
+  } catch (const CLI::ParseError& e) {
+    return std::string("error: ") + e.what();
+  }
+  return got;
+}
+
+}  // namespace
+
+TEST(cli, counts_and_sizes_are_decimal_as_rdma_core_reads_them) {
+  auto count = fabric::cli::decimal(0, 1000);
+  EXPECT_EQ(read_with(count, "010"), "10") << "atoi reads a leading zero as decimal";
+  EXPECT_EQ(read_with(count, " +7 "), "7");
+  EXPECT_EQ(read_with(count, "0"), "0");
+  EXPECT_EQ(read_with(count, "0x10"), "error: -n: '0x10' is not a whole number (0-1000)");
+  EXPECT_EQ(read_with(count, "5x"), "error: -n: '5x' is not a whole number (0-1000)");
+  EXPECT_EQ(read_with(count, "-1"), "error: -n: '-1' is not a whole number (0-1000)");
+  EXPECT_EQ(read_with(count, "1e2"), "error: -n: '1e2' is not a whole number (0-1000)");
+  EXPECT_EQ(read_with(count, "1001"), "error: -n: 1001 is out of range 0-1000");
+  EXPECT_EQ(read_with(count, "99999999999999999999999"), "error: -n: 99999999999999999999999 is out of range 0-1000");
+  EXPECT_EQ(read_with(count, "1\x1b[2J"), "error: -n: '1\\x1b[2J' is not a whole number (0-1000)");
+}
+
+TEST(cli, a_c_number_is_decimal_hex_or_octal_as_strtoul_reads_it) {
+  auto n = fabric::cli::c_number(0, 31);
+  EXPECT_EQ(read_with(n, "0x10"), "16");
+  EXPECT_EQ(read_with(n, "010"), "8");
+  EXPECT_EQ(read_with(n, "0"), "0");
+  EXPECT_EQ(read_with(n, "19"), "19");
+  EXPECT_EQ(read_with(n, "0x"), "error: -n: '0x' is not a whole number (decimal, 0x hex or 0 octal) (0-31)");
+  EXPECT_EQ(read_with(n, "09"), "error: -n: '09' is not a whole number (decimal, 0x hex or 0 octal) (0-31)");
+  EXPECT_EQ(read_with(n, "0x20"), "error: -n: 0x20 is out of range 0-31");
+}
+
+TEST(cli, a_real_option_is_a_finite_number_within_its_range) {
+  auto r = fabric::cli::real(0.01, 1.0);
+  EXPECT_EQ(read_with(r, "0.5"), "0.5");
+  EXPECT_EQ(read_with(r, "nan"), "error: -n: 'nan' is not a number (0.01-1)");
+  EXPECT_EQ(read_with(r, "inf"), "error: -n: 'inf' is not a number (0.01-1)");
+  EXPECT_EQ(read_with(r, "0.5x"), "error: -n: '0.5x' is not a number (0.01-1)");
+  EXPECT_EQ(read_with(r, "2"), "error: -n: 2 is out of range 0.01-1");
+}

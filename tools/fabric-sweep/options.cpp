@@ -38,15 +38,6 @@ std::string check_help() {
   return out;
 }
 
-/// A number that is one: nan and inf would make every verdict "ok".
-const CLI::Validator finite(
-    [](std::string& text) {
-      double v = 0;
-      if (!CLI::detail::lexical_cast(text, v) || !std::isfinite(v)) return std::string("not a finite number");
-      return std::string();
-    },
-    "", "finite");
-
 /// Options given on a command line whose mode has no use for them are a
 /// usage error, not silently ignored.
 void refuse_given(const std::vector<CLI::Option*>& others, std::string_view mode) {
@@ -61,13 +52,13 @@ void add_options(CLI::App& app, options& opt) {
   auto* hosts = app.add_option("--hosts", r.hosts, "Every host of the sweep, Slurm host-list syntax node[01-16] (default: Slurm's node list)")
       ->type_name("LIST");
   auto* rank = app.add_option("--rank", r.rank, "This process's place in --hosts (default: from Slurm, or this host's name)")
-      ->check(CLI::Range(0, 65535));
+      ->transform(fabric::cli::decimal(0, 65535));
   auto* address = app.add_option("--address", r.address, "Each host's RDMA address: {host} and {short} are replaced")
       ->capture_default_str();
   auto* address_file = app.add_option("--address-file", r.address_file, "A file of 'host address' lines")
       ->type_name(std::string(fabric::completion::file_type));
   auto* port = app.add_option("--port", r.port, "rdma_cm port of the first round; each pair of each round takes its own")
-      ->check(CLI::Range(1, 65535))->capture_default_str();
+      ->transform(fabric::cli::decimal(1, 65535))->capture_default_str();
   auto* run_check = app.add_option_function<std::string>(
          "--check", [&r](const std::string& word) { r.check = check_of(word).value_or(check::ping); }, check_help())
       ->check(CLI::IsMember(check_words()))
@@ -78,11 +69,11 @@ void add_options(CLI::App& app, options& opt) {
   auto* group = app.add_option("--group", r.group, "The multicast group of --check multicast")->capture_default_str();
   auto* count = app.add_option("-C,--count", r.count,
                                "Pings, connections, datagrams or lookups per pair; for bw, writes each way (instead of --duration)")
-      ->check(CLI::Range(1, 1'000'000))->default_str("100");
+      ->transform(fabric::cli::decimal(1, 1'000'000))->default_str("100");
   auto* size = app.add_option("-S,--size", r.size, "Bytes per ping or datagram (up to 1 MiB), or per write (bw, up to 256 MiB)")
-      ->check(CLI::Range(1, largest_size()))->default_str("64, bw 1048576");
+      ->transform(fabric::cli::decimal(1, largest_size()))->default_str("64, bw 1048576");
   auto* duration = app.add_option("--duration", r.duration_ms, "Milliseconds each direction writes (bw; instead of -C)")
-      ->check(CLI::Range(1, 3'600'000))->default_str("1000");
+      ->transform(fabric::cli::decimal(1, 3'600'000))->default_str("1000");
   auto* unidirectional = app.add_flag("--unidirectional", r.unidirectional,
                                       "bw: the client (the higher rank) writes, the server does not");
   auto* quick = app.add_flag("--quick", r.quick, "One round: each host of the lower half of the list with its peer in the upper half");
@@ -91,23 +82,23 @@ void add_options(CLI::App& app, options& opt) {
   auto* timeout = fabric::cli::add_timeout_option(app, r.timeout_ms);
   auto* pair_timeout = app.add_option("--pair-timeout", r.pair_timeout_ms,
                                       "Longest a pair may take once the two met, its every wait included, in ms")
-      ->check(CLI::Range(1, 86'400'000))->default_str("--timeout");
+      ->transform(fabric::cli::decimal(1, 86'400'000))->default_str("--timeout");
   auto* retests = app.add_option("--retests", r.retests, "Extra meetings of each outlier pair after the rounds (0: none)")
-      ->check(CLI::Range(0, 10))->capture_default_str();
+      ->transform(fabric::cli::decimal(0, 10))->capture_default_str();
   auto* repeat = app.add_option("--repeat", r.repeat, "Sweeps to run, each --interval after the last began (0: until interrupted)")
-      ->check(CLI::Range(0, 1'000'000))->capture_default_str();
+      ->transform(fabric::cli::decimal(0, 1'000'000))->capture_default_str();
   auto* interval = app.add_option("--interval", r.interval_ms, "Milliseconds from one sweep's start to the next's")
-      ->check(CLI::Range(0, 86'400'000))->capture_default_str();
+      ->transform(fabric::cli::decimal(0, 86'400'000))->capture_default_str();
   auto& v = opt.verdict;
   auto* outlier_factor = app.add_option("--outlier-factor", v.outlier_factor,
                  "Latency checks: a pair is slow when its median time is this many times the fleet's (and 3 MADs above it)")
-      ->check(finite)->check(CLI::Range(1.0, 1000.0))->capture_default_str();
+      ->transform(fabric::cli::real(1.0, 1000.0))->capture_default_str();
   auto* bw_fraction = app.add_option("--bw-fraction", v.bw_fraction,
                  "bw: a pair is slow below this fraction of the fleet's 90th percentile (lowered to a varying "
                  "fleet's spread, a third at most)")
-      ->check(finite)->check(CLI::Range(0.01, 1.0))->capture_default_str();
+      ->transform(fabric::cli::real(0.01, 1.0))->capture_default_str();
   auto* expect_gbps = app.add_option("--expect-gbps", v.expect_gbps, "bw: a pair is slow below this many Gb/s, whatever the fleet's")
-      ->check(finite)->check(CLI::Range(0.001, 1e6))->type_name("GBPS");
+      ->transform(fabric::cli::real(0.001, 1e6))->type_name("GBPS");
 
   auto* rep = app.add_subcommand("report", "Merge the lines of every host into one matrix, JSON and HTML");
   rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")
@@ -147,7 +138,7 @@ void add_options(CLI::App& app, options& opt) {
       ->type_name("DEVICE");
   health->add_option("--expect-rate", opt.health.expect_rate_gbps,
                      "Fail when an Active port's rate, as the kernel reports it, is below this many Gb/s")
-      ->check(finite)->check(CLI::Range(0.001, 1e6))->type_name("GBPS");
+      ->transform(fabric::cli::real(0.001, 1e6))->type_name("GBPS");
   health->add_option("--expect-width", opt.health.expect_width, "Fail when an Active port is not this wide")
       ->check(CLI::IsMember({"1X", "2X", "4X", "8X", "12X"}))->type_name("WIDTH");
   health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options

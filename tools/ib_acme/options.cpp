@@ -96,7 +96,7 @@ void add_options(CLI::App& app, options& opt) {
       ->capture_default_str();
   app.add_option_function<int>(
          "-C,--count", [&opt](int v) { opt.count = v == 0 ? 1 : v; }, "Repeat each resolution this many times")
-      ->check(CLI::Range(0, 100'000'000));
+      ->transform(fabric::cli::decimal(0, 100'000'000));
   app.add_option_function<std::string>(
          "-A,--addr-file",
          [&opt](const std::string& v) {
@@ -132,9 +132,6 @@ void add_options(CLI::App& app, options& opt) {
                  "Also trust an ACM service run by this user (root and you are always trusted)")
       ->type_name("USER");
   fabric::cli::add_timeout_option(app, opt.timeout);
-  // getopt lets a later option override an earlier one; scripts rely on it.
-  for (auto* o : app.get_options())
-    if (o->get_expected_max() == 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
 void validate(const options& opt) {

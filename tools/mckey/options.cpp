@@ -21,11 +21,11 @@ void add_options(CLI::App& app, options& opt) {
   app.add_flag("-s,--sender", opt.sender, "Send to the group (default: receive)");
   app.add_option("-b,--bind", opt.bind, "Local address to bind to")->type_name(std::string(fabric::completion::host_type));
   app.add_option("-c,--connections", opt.connections, "Number of QPs joining the group")
-      ->check(CLI::Range(1, 1024))->capture_default_str();
+      ->transform(fabric::cli::decimal(1, 1024))->capture_default_str();
   app.add_option("-C,--count", opt.count, "Messages each QP sends, or expects to receive")
-      ->check(CLI::Range(0, 1 << 30))->capture_default_str();
+      ->transform(fabric::cli::decimal(0, 1 << 30))->capture_default_str();
   app.add_option("-S,--size", opt.size, "Message size in bytes; must fit the MTU")
-      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+      ->transform(fabric::cli::decimal(0, 1 << 20))->capture_default_str();
   app.add_option("-p,--port-space-number", opt.port_space_number,
                  "Port space as a number: 0x111 for UDP (default), 0x2 for IPoIB")
       ->type_name("0x111|0x2");
@@ -33,7 +33,7 @@ void add_options(CLI::App& app, options& opt) {
   app.add_flag("-l,--no-loopback", opt.no_loopback, "Block multicast loopback to the QP's own group (where supported)");
   fabric::cli::add_timeout_option(app, opt.timeout);
   app.add_option("--delay", opt.delay_ms, "Sender: pause in ms after joining before sending (as the original, 3000)")
-      ->check(CLI::Range(0, 3'600'000))->capture_default_str();
+      ->transform(fabric::cli::decimal(0, 3'600'000))->capture_default_str();
   app.add_flag("--verify", opt.verify, "Receiver: check the payload pattern of every message (our sender)");
   app.add_flag("--stats", opt.stats, "Print join times and counts");
 }

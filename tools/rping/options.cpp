@@ -22,12 +22,12 @@ void add_options(CLI::App& app, options& opt) {
   app.add_option("-a,--addr", opt.addr, "Address: the server a client connects to, or the address a server binds (default: any IPv4)")
       ->type_name(std::string(fabric::completion::host_type));
   app.add_option("-I,--source", opt.source, "Source address a client binds to")->type_name(std::string(fabric::completion::host_type));
-  app.add_option("-p,--port", opt.port, "Port")->capture_default_str();
+  app.add_option("-p,--port", opt.port, "Port")->transform(fabric::cli::decimal(0, 65535))->capture_default_str();
   app.add_option("-C,--count", opt.count, "Pings to do; 0 pings forever")
-      ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{1} << 62))
+      ->transform(fabric::cli::decimal(0, std::uint64_t{1} << 62))
       ->capture_default_str();
   app.add_option("-S,--size", opt.size, "Ping data size in bytes")
-      ->check(CLI::Range(min_size, max_size))
+      ->transform(fabric::cli::decimal(min_size, max_size))
       ->capture_default_str();
   app.add_flag("-v,--verbose", opt.verbose, "Print ping data");
   app.add_flag("-V,--verify", opt.verify, "Verify ping data");
@@ -35,7 +35,7 @@ void add_options(CLI::App& app, options& opt) {
   app.add_flag("-P,--persistent", opt.persistent, "Persistent server: serve clients concurrently until interrupted");
   app.add_flag("-q,--self-qp", opt.self_created_qp, "Use a self-created QP whose state changes rping drives");
   app.add_flag("--stats", opt.stats, "Print a latency summary (min p50 p99 p99.9 max mean stdev)");
-  app.add_option("--interval", opt.interval_ms, "Milliseconds to pause between pings")->check(CLI::Range(0, 3'600'000));
+  app.add_option("--interval", opt.interval_ms, "Milliseconds to pause between pings")->transform(fabric::cli::decimal(0, 3'600'000));
   app.add_flag("--busy-poll", opt.busy_poll, "Poll the completion queue instead of sleeping on it (lowest latency)");
   fabric::cli::add_timeout_option(app, opt.timeout);
   app.add_option_function<std::string>(

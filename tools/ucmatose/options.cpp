@@ -27,13 +27,13 @@ void add_options(CLI::App& app, options& opt) {
       ->check(CLI::IsMember({"tcp", "ib"}, CLI::ignore_case))
       ->capture_default_str();
   app.add_option("-c,--connections", opt.connections, "Connections to set up at once")
-      ->check(CLI::Range(1, 65536))
+      ->transform(fabric::cli::decimal(1, 65536))
       ->capture_default_str();
   app.add_option("-C,--count", opt.count, "Messages each way per connection")
-      ->check(CLI::Range(0, 1 << 20))
+      ->transform(fabric::cli::decimal(0, 1 << 20))
       ->capture_default_str();
   app.add_option("-S,--size", opt.size, "Message size in bytes (0: no messages)")
-      ->check(CLI::Range(0, 1 << 30))
+      ->transform(fabric::cli::decimal(0, 1 << 30))
       ->capture_default_str();
   fabric::cli::add_tos_option(app, "Type of service of the client's connections (0-255)",
                               [&opt](const std::string&, fabric::cli::tos_reading read) {
@@ -41,9 +41,9 @@ void add_options(CLI::App& app, options& opt) {
                                 opt.warnings.clear();
                                 if (!read.warning.empty()) opt.warnings.push_back(std::move(read.warning));
                               });
-  app.add_option("-p,--port", opt.port, "rdma_cm port number")->capture_default_str();
+  app.add_option("-p,--port", opt.port, "rdma_cm port number")->transform(fabric::cli::decimal(0, 65535))->capture_default_str();
   app.add_option("-a,--ack-timeout", opt.ack_timeout, "Local ACK timeout exponent (4.096 us x 2^N)")
-      ->check(CLI::Range(0, 31));
+      ->transform(fabric::cli::c_number(0, 31));
   app.add_flag("-m,--migrate", opt.migrate, "Move every id to a new event channel before disconnecting");
   fabric::cli::add_timeout_option(app, opt.timeout);
   app.add_flag("--verify", opt.verify, "Fill payloads with a pattern and check every message received");

@@ -21,11 +21,11 @@ void add_options(CLI::App& app, options& opt) {
       ->type_name(std::string(fabric::completion::host_type));
   app.add_option("-b,--bind", opt.bind, "Local address to bind to")->type_name(std::string(fabric::completion::host_type));
   app.add_option("-c,--connections", opt.connections, "Number of connections")
-      ->check(CLI::Range(1, 65536))->capture_default_str();
+      ->transform(fabric::cli::decimal(1, 65536))->capture_default_str();
   app.add_option("-C,--count", opt.count, "Messages each way per connection")
-      ->check(CLI::Range(0, 1 << 30))->capture_default_str();
+      ->transform(fabric::cli::decimal(0, 1 << 30))->capture_default_str();
   app.add_option("-S,--size", opt.size, "Message size in bytes; must fit the path MTU")
-      ->check(CLI::Range(0, 1 << 20))->capture_default_str();
+      ->transform(fabric::cli::decimal(0, 1 << 20))->capture_default_str();
   fabric::cli::add_tos_option(app, "Type of service (client), decimal or 0x hex",
                               [&opt](const std::string& text, fabric::cli::tos_reading read) {
                                 opt.tos = text;
@@ -38,7 +38,7 @@ void add_options(CLI::App& app, options& opt) {
   app.add_option("-f,--format", opt.format, "Address format: name, ip, ipv6 or gid")
       ->type_name("name|ip|ipv6|gid")
       ->capture_default_str();
-  app.add_option("--port", opt.port, "rdma_cm port number")->check(CLI::Range(1, 65535))->capture_default_str();
+  app.add_option("--port", opt.port, "rdma_cm port number")->transform(fabric::cli::decimal(1, 65535))->capture_default_str();
   fabric::cli::add_timeout_option(app, opt.timeout);
   app.add_flag("--verify", opt.verify, "Check the payload pattern of every message received (both sides ours)");
   app.add_flag("--stats", opt.stats, "Print counts, message rate and connection setup times");

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cerrno>
 #include <cstdlib>
 #include <iostream>
@@ -35,14 +37,78 @@ CLI::Option* add_timeout_option(CLI::App& app, wait_limit& limit) {
   return app
       .add_option_function<int>(
           "--timeout", [&limit](int ms) { limit = wait_limit(std::chrono::milliseconds(ms)); }, std::string(timeout_help))
-      ->check(CLI::Range(1, 86'400'000))
+      ->transform(decimal(1, 86'400'000))
       ->default_str(std::to_string(limit.ms()));
 }
 
 CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms) {
   return app.add_option("--timeout", timeout_ms, std::string(timeout_help))
-      ->check(CLI::Range(1, 86'400'000))
+      ->transform(decimal(1, 86'400'000))
       ->capture_default_str();
+}
+
+namespace {
+
+/// `text` without the blanks around it.
+std::string_view trimmed(std::string_view text) {
+  auto blank = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  while (!text.empty() && blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && blank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+std::string range_text(std::uint64_t lo, std::uint64_t hi) { return fmt::format("{}-{}", lo, hi); }
+
+/// A whole number in `base` (0: as strtoul reads it) within [lo, hi],
+/// rewritten as plain decimal; or the message that says why not.
+std::string read_whole(std::string& value, int base, std::uint64_t lo, std::uint64_t hi) {
+  auto text = trimmed(value);
+  auto what = base == 10 ? "a whole number" : "a whole number (decimal, 0x hex or 0 octal)";
+  if (!text.empty() && text.front() == '+') text.remove_prefix(1);
+  if (text.empty() || text.front() < '0' || text.front() > '9')
+    return fmt::format("'{}' is not {} ({})", printable(value), what, range_text(lo, hi));
+  if (base == 0) {
+    base = 10;
+    if (text.size() > 1 && text.front() == '0') {
+      bool hex = text[1] == 'x' || text[1] == 'X';
+      base = hex ? 16 : 8;
+      text.remove_prefix(hex ? 2 : 1);
+      if (text.empty() && !hex) text = "0";
+    }
+  }
+  std::uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v, base);
+  if (text.empty() || end != text.data() + text.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+    return fmt::format("'{}' is not {} ({})", printable(value), what, range_text(lo, hi));
+  if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+    return fmt::format("{} is out of range {}", printable(trimmed(value)), range_text(lo, hi));
+  value = std::to_string(v);
+  return {};
+}
+
+}  // namespace
+
+CLI::Validator decimal(std::uint64_t lo, std::uint64_t hi) {
+  return {[lo, hi](std::string& v) { return read_whole(v, 10, lo, hi); }, range_text(lo, hi)};
+}
+
+CLI::Validator c_number(std::uint64_t lo, std::uint64_t hi) {
+  return {[lo, hi](std::string& v) { return read_whole(v, 0, lo, hi); }, range_text(lo, hi)};
+}
+
+CLI::Validator real(double lo, double hi) {
+  return {[lo, hi](std::string& value) -> std::string {
+            auto text = std::string(trimmed(value));
+            char* end = nullptr;
+            errno = 0;
+            double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+            if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+              return fmt::format("'{}' is not a number ({}-{})", printable(value), lo, hi);
+            if (v < lo || v > hi) return fmt::format("{} is out of range {}-{}", printable(text), lo, hi);
+            value = text;
+            return {};
+          },
+          fmt::format("{}-{}", lo, hi)};
 }
 
 void usage_error(const std::string& message) { throw error(exit_code::usage, message); }
@@ -153,6 +219,15 @@ void reject_empty_values(int argc, char** argv) {
   }
 }
 
+/// An option given twice takes its last value, as getopt's loop in
+/// rdma-core's tools does (`rping -C 1 ... -C 5` pings five times);
+/// scripts that append to a command line rely on it.
+void take_the_last_value(CLI::App& app) {
+  for (auto* o : app.get_options())
+    if (o->get_expected_max() == 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  for (auto* sub : app.get_subcommands({})) take_the_last_value(*sub);
+}
+
 /// The outcome of a thrown exception.
 verdict verdict_of(std::exception_ptr ep) {
   try {
@@ -206,6 +281,7 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
     return 0;
   }
   install_interrupt_handler();
+  take_the_last_value(app);
 
   verdict v;
   bool parsed = false;
@@ -232,8 +308,9 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
     console con(t.name, parsed ? out.mode() : mode_in_argv(app, argc, argv));
     bool streamed = false;
     auto doc = document(t, v, parsed, streamed, static_cast<bool>(results));
-    con.finish(std::move(doc), v.reason, streamed ? results : result_source{});
-    if (con.mode() == output_mode::human) fmt::print(stderr, "Run with --help for more information.\n");
+    // One line on a terminal, with where to look; JSON's error is the reason alone.
+    auto told = con.mode() == output_mode::human ? fmt::format("{} (see {} --help)", v.reason, t.name) : v.reason;
+    con.finish(std::move(doc), told, streamed ? results : result_source{});
     return static_cast<int>(v.code);
   }
 

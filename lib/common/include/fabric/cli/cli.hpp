@@ -19,6 +19,7 @@
 namespace CLI {
 class App;
 class Option;
+class Validator;
 }  // namespace CLI
 
 namespace fabric::cli {
@@ -46,6 +47,21 @@ CLI::Option* add_timeout_option(CLI::App& app, wait_limit& limit);
 
 /// The same, in whole milliseconds (fabric-sweep, whose pairs read it).
 CLI::Option* add_timeout_option(CLI::App& app, int& timeout_ms);
+
+/// A count, size or port option: a whole number in [lo, hi] written in
+/// decimal, as rdma-core's tools read theirs (atoi: "010" is ten; CLI11 by
+/// itself reads it as octal 8 and "0x10" as 16). Surrounding blanks and a
+/// leading + are taken; anything else is a usage error that says which
+/// ("'5x' is not a whole number", "70000 is out of range 1-65535"). Used as
+/// a transform: the option receives the plain decimal text.
+CLI::Validator decimal(std::uint64_t lo, std::uint64_t hi);
+
+/// The same for an option rdma-core reads with strtoul(text, NULL, 0):
+/// decimal, 0x hex or 0-led octal (ucmatose -a).
+CLI::Validator c_number(std::uint64_t lo, std::uint64_t hi);
+
+/// A finite real number in [lo, hi] (factors, fractions, rates).
+CLI::Validator real(double lo, double hi);
 
 /// A usage error: the exit code is usage, the message says what is wrong.
 [[noreturn]] void usage_error(const std::string& message);
