@@ -34,7 +34,7 @@ int atoi_in_range(const std::string& text, long lo, long hi, std::string_view wh
   long v = std::strtol(text.c_str(), &end, 10);
   if (end == text.c_str()) return 0;
   if (errno == ERANGE || v < lo || v > hi)
-    throw CLI::ValidationError(std::string(what), fmt::format("{} is outside {}..{}", fabric::printable(text), lo, hi));
+    throw CLI::ValidationError(std::string(what), fmt::format("{} is out of range {}-{}", fabric::printable(text), lo, hi));
   return static_cast<int>(v);
 }
 
