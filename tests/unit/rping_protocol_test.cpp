@@ -130,6 +130,18 @@ TEST(rping_options, retry_takes_a_value_after_a_space_or_none) {
   EXPECT_THROW(parse_options<rping::options>({"-c", "--retry", "99999999999"}), CLI::ParseError);
 }
 
+TEST(rping_options, the_last_of_server_and_client_chooses_the_side_as_the_original_does) {
+  auto o = parse_options<rping::options>({"-s", "-a", "x", "-c"});
+  EXPECT_TRUE(o.client);
+  EXPECT_FALSE(o.server);
+  o = parse_options<rping::options>({"-c", "-s"});
+  EXPECT_TRUE(o.server);
+  EXPECT_FALSE(o.client);
+  o = parse_options<rping::options>({"-sc"});
+  EXPECT_TRUE(o.client);
+  EXPECT_FALSE(o.server);
+}
+
 TEST(rping_options, negative_and_oversized_numbers_are_refused) {
   EXPECT_THROW(parse_options<rping::options>({"-c", "-C", "-1"}), CLI::ParseError);
   EXPECT_THROW(parse_options<rping::options>({"-c", "-p", "70000"}), CLI::ParseError);
