@@ -20,10 +20,20 @@ void add_options(CLI::App& app, options& opt) {
   // Each chooses the side as it is read, so that the last one given wins,
   // as in the original's getopt loop (`rping -s ... -c` is a client).
   app.add_flag_callback(
-         "-s,--server", [&opt] { opt.server = true, opt.client = false; },
+         "-s,--server",
+         [&opt] {
+           opt.server = true;
+           opt.client = false;
+         },
          "Server side; to bind to any IPv6 address use -a ::0")
       ->trigger_on_parse();
-  app.add_flag_callback("-c,--client", [&opt] { opt.client = true, opt.server = false; }, "Client side")
+  app.add_flag_callback(
+         "-c,--client",
+         [&opt] {
+           opt.client = true;
+           opt.server = false;
+         },
+         "Client side")
       ->trigger_on_parse();
   app.add_option("-a,--addr", opt.addr, "Address: the server a client connects to, or the address a server binds (default: any IPv4)")
       ->type_name(std::string(fabric::completion::host_type));
