@@ -100,7 +100,6 @@ CLI::Validator real(double lo, double hi) {
   return {[lo, hi](std::string& value) -> std::string {
             auto text = std::string(trimmed(value));
             char* end = nullptr;
-            errno = 0;
             double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
             if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
               return fmt::format("'{}' is not a number ({}-{})", printable(value), lo, hi);
