@@ -134,6 +134,26 @@ for cond in "${conditions[@]}"; do
   clear_netem
 done
 
+# Every RC ACK lost (BTH opcode 0x11, dropped on both hosts): no SEND of
+# either side of the sweep's ping check completes, but each reply proves
+# that its ping arrived, so the pair passes on both sides within its time.
+drop_acks='tc qdisc add dev eth0 root handle 1: prio && tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100% &&
+  tc filter add dev eth0 parent 1:0 protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff match u8 0x11 0xff at 28 flowid 1:3'
+pair=(--hosts a,b --address-file /tmp/pair.addresses -C 2 --retests 0 --timeout 3000 -j)
+addresses="a $ADDR
+b $PEER"
+printf '%s\n' "$addresses" >/tmp/pair.addresses
+"$ON_PEER" run bash -c "printf '%s\n' '$addresses' >/tmp/pair.addresses"
+bash -c "$drop_acks" && "$ON_PEER" run bash -c "$drop_acks" || fail "ACKs dropped on both hosts"
+peer_start sweep '$BIN/fabric-sweep --rank 1 '"${pair[*]}"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'
+pair_ok="$common"' and [(r["ok"], r["pings"]) for r in d["results"]] == [(True, 2)]'
+fault "sweep's ping, every ACK lost" "0" 30 "$pair_ok" "$BIN/fabric-sweep" --rank 0 "${pair[@]}"
+rc=0; "$ON_PEER" wait sweep 30 >"$WORK/sweep.all" 2>&1 || rc=$?
+sed '/^@@stderr$/,$d' "$WORK/sweep.all" >"$WORK/sweep.out"
+sed '1,/^@@stderr$/d' "$WORK/sweep.all" >"$WORK/sweep.err"
+judge "sweep's ping on B, every ACK lost" "$rc" "0" "$WORK/sweep.out" "$WORK/sweep.err" "$pair_ok"
+clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
+
 # The peer killed mid-run: each tool's wait for it is bounded.
 peer_serve 7174 '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
 start_bg cli "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
