@@ -238,6 +238,12 @@ check "fabric-sweep report DIRECTORY: exit 2, one error line" \
 run fabric-sweep report "$WORK/no-such-file"
 check "fabric-sweep report MISSING: exit 2, one error line" \
   test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep 'cannot read it' "$WORK/err")"
+# A subcommand's bad option points to that subcommand's own --help.
+for sub in report health; do
+  run fabric-sweep $sub --no-such-option
+  check "fabric-sweep $sub bad option: exit 2, one line pointing to its own --help" \
+    test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep -F "(see fabric-sweep $sub --help)" "$WORK/err")"
+done
 # An empty value never takes the next argument as its own (the input
 # written over as the CSV), and an empty argument is no silent no-op.
 cp "$WORK/sweep.jsonl" "$WORK/keep.jsonl"

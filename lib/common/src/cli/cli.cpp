@@ -265,6 +265,17 @@ nlohmann::json document(const tool& t, verdict& v, bool rendered, bool& streamed
   return doc;
 }
 
+/// The command as typed up to the subcommand it reached: "fabric-sweep
+/// report" for an error in report's options, whose --help is report's own.
+std::string command_named(std::string_view tool, CLI::App& app) {
+  std::string name(tool);
+  for (CLI::App* at = &app; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    name += ' ' + at->get_name();
+  }
+  return name;
+}
+
 }  // namespace
 
 int run(const tool& t, CLI::App& app, int argc, char** argv, const output_options& out, const result_source& results) {
@@ -308,7 +319,7 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
     bool streamed = false;
     auto doc = document(t, v, parsed, streamed, static_cast<bool>(results));
     // One line on a terminal, with where to look; JSON's error is the reason alone.
-    auto told = con.mode() == output_mode::human ? fmt::format("{} (see {} --help)", v.reason, t.name) : v.reason;
+    auto told = con.mode() == output_mode::human ? fmt::format("{} (see {} --help)", v.reason, command_named(t.name, app)) : v.reason;
     con.finish(std::move(doc), told, streamed ? results : result_source{});
     return static_cast<int>(v.code);
   }
