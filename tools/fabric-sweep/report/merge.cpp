@@ -1,5 +1,5 @@
 // The matrix: every line's word gathered into one record per meeting of a
-// pair (host indices, a triangular array by pair), run by run; then the
+// pair (host indices, a row of pairs per host), run by run; then the
 // latest run kept, each pair's final word chosen, and the pairs judged.
 #include "report.hpp"
 
@@ -79,7 +79,7 @@ struct text_hash {
 template <class T>
 using text_map = std::unordered_map<std::string, T, text_hash, std::equal_to<>>;
 
-/// The pairs of hosts 0..k-1 come before any pair with host k.
+/// A pair's key (lo < hi), one number each, however many hosts come.
 std::size_t triangle(std::uint32_t lo, std::uint32_t hi) { return std::size_t{hi} * (hi - 1) / 2 + lo; }
 
 /// One side's word, its hosts by index.
@@ -96,6 +96,45 @@ struct meeting {
   bool figures_from_client = false;
 };
 
+/// Each pair's latest sweep's round, a row per host: row `lo` holds the
+/// meetings of lo with every host after it, `hi` at hi - lo - 1. The matrix
+/// takes its pairs host by host and lets each host's row go once it has
+/// them all (release), so that the records are not held twice.
+class round_rows {
+public:
+  /// Room for the pairs of hosts 0..hosts-1 (what a rank's list names).
+  void reserve(std::uint32_t hosts) {
+    if (rows_.size() < hosts) rows_.resize(hosts);
+    for (std::uint32_t lo = 0; lo < hosts; ++lo) rows_[lo].reserve(hosts - lo - 1);
+  }
+  meeting& at(std::uint32_t lo, std::uint32_t hi) {
+    if (rows_.size() <= lo) rows_.resize(lo + 1);
+    auto& row = rows_[lo];
+    if (row.size() <= hi - lo - 1) row.resize(hi - lo);
+    return row[hi - lo - 1];
+  }
+  /// The pair's round, when a side reported it.
+  [[nodiscard]] const meeting* seen(std::uint32_t lo, std::uint32_t hi) const {
+    if (lo >= rows_.size() || hi - lo - 1 >= rows_[lo].size()) return nullptr;
+    const auto& m = rows_[lo][hi - lo - 1];
+    return m.seen != 0 ? &m : nullptr;
+  }
+  /// Visits every reported round: visit(lo, hi, meeting).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (std::uint32_t lo = 0; lo < rows_.size(); ++lo)
+      for (std::uint32_t k = 0; k < rows_[lo].size(); ++k)
+        if (rows_[lo][k].seen != 0) visit(lo, lo + k + 1, rows_[lo][k]);
+  }
+  /// Host lo's row is no longer needed: its memory goes.
+  void release(std::uint32_t lo) {
+    if (lo < rows_.size()) std::vector<meeting>().swap(rows_[lo]);
+  }
+
+private:
+  std::vector<std::vector<meeting>> rows_;
+};
+
 /// The lines of one run.
 struct run_store {
   run_tag::kind kind = run_tag::kind::absent;
@@ -105,8 +144,8 @@ struct run_store {
   bool has_pairs = false;  // of the matrix's check
   std::vector<std::uint32_t> hosts;  // the longest list a rank gave
   std::optional<double> sweep_us;
-  std::vector<meeting> rounds;  // each pair's latest sweep's round, by triangle()
-  std::unordered_map<std::size_t, std::vector<meeting>> retests;
+  round_rows rounds;
+  std::unordered_map<std::size_t, std::vector<meeting>> retests;  // by triangle()
   bool partial_plan = false;  // a rank met only some hosts (--quick, --pairs)
   std::unordered_set<std::size_t> planned;  // then: the pairs its ranks planned, by triangle()
 };
@@ -177,7 +216,7 @@ struct matrix_builder::state {
     if (list.size() <= r.hosts.size()) return;
     r.hosts = std::move(list);
     auto most = *std::max_element(r.hosts.begin(), r.hosts.end());
-    if (most > 0) r.rounds.reserve(triangle(0, most + 1));
+    r.rounds.reserve(most + 1);
   }
   /// A rank's plan: its host, then the peers its rounds meet.
   static void take_plan(run_store& r, const std::vector<std::uint32_t>& plan) {
@@ -207,7 +246,6 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   const auto& s = *in.said;
   r.has_pairs = true;
   auto lo = std::min(in.server, in.client), hi = std::max(in.server, in.client);
-  auto index = triangle(lo, hi);
   auto fresh = [&] {
     meeting m;
     m.p.sweep = s.sweep;
@@ -217,15 +255,14 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   };
   meeting* at = nullptr;
   if (!s.retest) {
-    if (r.rounds.size() <= index) r.rounds.resize(triangle(0, hi + 1));
-    auto& m = r.rounds[index];
+    auto& m = r.rounds.at(lo, hi);
     auto said = std::pair{s.sweep, s.round}, kept = std::pair{m.p.sweep, m.p.round};
     // With --repeat, a pair is its latest sweep's word: the older ones go.
     if (m.seen == 0 || said > kept) m = fresh();
     else if (said < kept) return;
     at = &m;
   } else {
-    auto& list = r.retests[index];
+    auto& list = r.retests[triangle(lo, hi)];
     auto it = std::find_if(list.begin(), list.end(),
                            [&](const meeting& m) { return m.p.sweep == s.sweep && m.p.round == s.round; });
     at = it != list.end() ? &*it : &list.emplace_back(fresh());
@@ -356,33 +393,25 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
 
   // The hosts: the longest list a rank of the run gave, then any other
   // host its pairs name, in the order first seen.
+  constexpr auto none = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> order = run.hosts;
-  std::vector<std::uint32_t> place(s.names.size(), std::numeric_limits<std::uint32_t>::max());
+  std::vector<std::uint32_t> place(s.names.size(), none);
   for (std::uint32_t i = 0; i < order.size(); ++i)
-    if (place[order[i]] == std::numeric_limits<std::uint32_t>::max()) place[order[i]] = i;
-    else order[i] = std::numeric_limits<std::uint32_t>::max();  // a name twice in a list: once
-  std::erase(order, std::numeric_limits<std::uint32_t>::max());
+    if (place[order[i]] == none) place[order[i]] = i;
+    else order[i] = none;  // a name twice in a list: once
+  std::erase(order, none);
   for (std::uint32_t i = 0; i < order.size(); ++i) place[order[i]] = i;
-  auto met = [&](std::size_t index) {
-    return (index < run.rounds.size() && run.rounds[index].seen != 0) || run.retests.contains(index);
-  };
   for (std::uint32_t hi = 1; hi < s.names.size(); ++hi)
     for (std::uint32_t lo = 0; lo < hi; ++lo)
-      if (met(triangle(lo, hi)))
+      if ((place[lo] == none || place[hi] == none) && (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi))))
         for (auto h : {lo, hi})
-          if (place[h] == std::numeric_limits<std::uint32_t>::max()) {
+          if (place[h] == none) {
             place[h] = static_cast<std::uint32_t>(order.size());
             order.push_back(h);
           }
   auto n = order.size();
   m.hosts.reserve(n);
   for (auto h : order) m.hosts.push_back(s.names[h]);
-  m.pairs.resize(n < 2 ? 0 : n * (n - 1) / 2);
-  for (std::uint32_t i = 0, at = 0; i < n; ++i)
-    for (std::uint32_t k = i + 1; k < n; ++k, ++at) {
-      m.pairs[at].a = i;
-      m.pairs[at].b = k;
-    }
 
   // Each pair's final word: its latest sweep's round, unless it was met
   // again: then the best of its re-tests stands (an outlier that passes
@@ -396,28 +425,14 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
   };
   std::map<std::uint32_t, double> slowest;  // the latest sweep's rounds
   std::uint32_t latest_sweep = 0;
-  auto for_each_meeting = [&](auto&& visit) {
-    for (std::uint32_t hi = 1; hi < s.names.size(); ++hi)
-      for (std::uint32_t lo = 0; lo < hi; ++lo) {
-        auto index = triangle(lo, hi);
-        const meeting* round = index < run.rounds.size() && run.rounds[index].seen != 0 ? &run.rounds[index] : nullptr;
-        auto it = run.retests.find(index);
-        const std::vector<meeting>* again = it == run.retests.end() ? nullptr : &it->second;
-        if (round || again) visit(lo, hi, round, again);
-      }
-  };
-  for_each_meeting([&](std::uint32_t, std::uint32_t, const meeting* round, const std::vector<meeting>* again) {
-    if (round) latest_sweep = std::max(latest_sweep, round->p.sweep);
-    if (again)
-      for (const auto& x : *again) latest_sweep = std::max(latest_sweep, x.p.sweep);
-  });
+  run.rounds.for_each([&](std::uint32_t, std::uint32_t, const meeting& x) { latest_sweep = std::max(latest_sweep, x.p.sweep); });
+  for (const auto& [index, list] : run.retests)
+    for (const auto& x : list) latest_sweep = std::max(latest_sweep, x.p.sweep);
   // The figures of the latest sweep's rounds, which the verdicts' bar is
   // made of: a re-test ran beside fewer pairs than a round (alone, at the
   // end), so its figure is judged against the bar but not part of it.
   std::vector<double> fleet;
-  std::size_t visited = 0;
-  for_each_meeting([&](std::uint32_t lo, std::uint32_t hi, const meeting* round, const std::vector<meeting>* again) {
-    if ((++visited & 0xffff) == 0) fabric::throw_if_interrupted();
+  auto final_word = [&](std::uint32_t lo, std::uint32_t hi, const meeting* round, const std::vector<meeting>* again) {
     std::uint32_t latest = round ? round->p.sweep : 0;
     if (again)
       for (const auto& x : *again) latest = std::max(latest, x.p.sweep);
@@ -470,16 +485,28 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
     if (round) count_round(*round);
     if (again)
       for (const auto& x : *again) count_round(x);
-    auto a = place[lo], b = place[hi];
-    if (a > b) {
-      std::swap(a, b);
-      out.a_served = !out.a_served;
+    return out;
+  };
+  // The pairs in the matrix's order, host a's with each later host b; once
+  // a has them all, its row of rounds goes.
+  m.pairs.reserve(n < 2 ? 0 : n * (n - 1) / 2);
+  for (std::uint32_t a = 0; a < n; ++a) {
+    fabric::throw_if_interrupted();
+    for (std::uint32_t b = a + 1; b < n; ++b) {
+      auto lo = std::min(order[a], order[b]), hi = std::max(order[a], order[b]);
+      const meeting* round = run.rounds.seen(lo, hi);
+      auto it = run.retests.empty() ? run.retests.end() : run.retests.find(triangle(lo, hi));
+      const std::vector<meeting>* again = it == run.retests.end() ? nullptr : &it->second;
+      auto& out = m.pairs.emplace_back();
+      if (round || again) {
+        out = final_word(lo, hi, round, again);
+        if (order[a] > order[b]) out.a_served = !out.a_served;  // it said whether lo listened
+      }
+      out.a = a;
+      out.b = b;
     }
-    out.a = a;
-    out.b = b;
-    auto& slot = m.pairs[std::size_t{a} * n - std::size_t{a} * (a + 1) / 2 + (b - a - 1)];
-    slot = std::move(out);
-  });
+    run.rounds.release(order[a]);
+  }
   // A plan of some pairs (--quick, --pairs): a pair no rank planned and
   // none met is not the run's to judge.
   if (run.partial_plan)
