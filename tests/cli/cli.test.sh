@@ -70,6 +70,12 @@ for t in "${TOOLS[@]}"; do
   check "$t -C 0x10: exit 2, one line naming the value" \
     test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep -F -e "--count: '0x10' is not a whole number" "$WORK/err")"
 
+  # A 100,000-digit count: the error quotes it cut to its head and tail.
+  # shellcheck disable=SC2086
+  run "$t" ${attempt[$t]} -C "$(head -c 100000 /dev/zero | tr '\0' 7)"
+  check "$t -C of 100,000 digits: exit 2, one short line that says what it left out" \
+    test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a "$(wc -c <"$WORK/err")" -le 1200 -a -n "$(grep -F 'bytes left out] ' "$WORK/err")"
+
   spellings=("-j" "--json" "--json=document" "--json=true")
   [ -n "${flag[$t]}" ] && spellings+=("-j${flag[$t]}" "-${flag[$t]}j")
   for spelling in "${spellings[@]}"; do

@@ -3,6 +3,7 @@
 #include "fabric/base/text.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -120,6 +121,17 @@ TEST(console, peer_bytes_are_made_safe_for_a_terminal) {
   EXPECT_EQ(fabric::printable("rdma-ping-0: XYZ[\\]^_`abc"), "rdma-ping-0: XYZ[\\]^_`abc");
   EXPECT_EQ(fabric::printable("a\x1b[2Jb\n\xff"), "a\\x1b[2Jb\\x0a\\xff");
   EXPECT_EQ(fabric::printable(std::string_view("\0z", 2)), "\\x00z");
+}
+
+TEST(text, a_long_message_keeps_its_head_and_tail_within_its_bound) {
+  EXPECT_EQ(fabric::shortened("short", 1024), "short");
+  std::string quoted = "--count: " + std::string(100000, '7') + " is out of range 0-1073741824";
+  auto cut = fabric::shortened(quoted, 1024);
+  EXPECT_EQ(cut.size(), 1024U);
+  EXPECT_TRUE(cut.starts_with("--count: 777"));
+  EXPECT_TRUE(cut.ends_with("777 is out of range 0-1073741824"));
+  auto left_out = quoted.size() - (1024 - std::string(" [98998 bytes left out] ").size());
+  EXPECT_NE(cut.find(fmt::format(" [{} bytes left out] ", left_out)), std::string::npos) << cut;
 }
 
 TEST(text, a_whole_number_is_decimal_digits_alone_within_its_type) {

@@ -17,4 +17,20 @@ std::string printable(std::string_view bytes) {
   return out;
 }
 
+std::string shortened(std::string text, std::size_t most) {
+  if (text.size() <= most) return text;
+  // The marker's length depends on the count, which depends on the marker:
+  // the bytes kept only shrink, so this settles within a few turns.
+  std::size_t keep = most;
+  std::string marker;
+  for (;;) {
+    marker = fmt::format(" [{} bytes left out] ", text.size() - keep);
+    auto fits = most > marker.size() ? most - marker.size() : 0;
+    if (fits == keep) break;
+    keep = fits;
+  }
+  auto head = keep / 2, tail = keep - head;
+  return text.substr(0, head) + marker + text.substr(text.size() - tail);
+}
+
 }  // namespace fabric

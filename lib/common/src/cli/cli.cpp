@@ -314,7 +314,7 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
   }
   if (!v.ok()) {
     // CLI11 quotes the offending argument as given.
-    v.reason = printable(v.reason);
+    v.reason = shortened(printable(v.reason));
     console con(t.name, parsed ? out.mode() : mode_in_argv(app, argc, argv));
     bool streamed = false;
     auto doc = document(t, v, parsed, streamed, static_cast<bool>(results));
@@ -334,7 +334,7 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
   if (v.code == exit_code::interrupted && v.reason.empty()) v.reason = "interrupted";
   // Every message escapes what it quotes; this catches a library's own
   // text (and costs nothing on text already escaped).
-  v.reason = printable(v.reason);
+  v.reason = shortened(printable(v.reason));
   // Human output prints no document: a big report is not rendered for nothing.
   bool streamed = false;
   auto doc = document(t, v, con.mode() != output_mode::human, streamed, static_cast<bool>(results));

@@ -16,6 +16,11 @@ namespace fabric {
 /// result is printable, so escaping twice changes nothing.
 std::string printable(std::string_view bytes);
 
+/// A message cut to at most `most` bytes: a longer one keeps its head and
+/// its tail and says how much of its middle is left out. An argument may be
+/// 128 KiB, and a message that quotes it must stay one line to read.
+std::string shortened(std::string text, std::size_t most = 1024);
+
 /// A whole number in decimal digits and nothing else (no sign, no space,
 /// nothing after it) that `Int` holds; nullopt for any other text.
 template <class Int>
