@@ -77,6 +77,16 @@ TEST(sweep_report_hostile, a_failure_whose_bytes_are_not_utf8_is_kept_and_its_by
   EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::test_failed);
 }
 
+TEST(sweep_report_hostile, a_failure_of_megabytes_is_kept_as_its_head_and_tail) {
+  auto failed = line("a", "e", false, 0);
+  failed.replace(failed.find("timed out"), 9, "lost " + std::string(2'000'000, 'x') + " link");
+  auto m = sweep::merge({failed, line("a", "b", true, 10)}, defaults);
+  auto said = m.error_of(pair_of(m, "a", "e"));
+  EXPECT_EQ(said.size(), 1024u);
+  EXPECT_TRUE(said.starts_with("lost xxx") && said.ends_with("xxx link")) << said;
+  EXPECT_NE(said.find(" bytes left out] "), std::string::npos);
+}
+
 TEST(sweep_report_hostile, figures_no_link_can_have_are_a_wrong_shape) {
   auto m = sweep::merge({line("a", "c", true, 1.7976931348623157e308), line("a", "d", true, -1), line("a", "b", true, 10)},
                         defaults);

@@ -3,6 +3,7 @@
 // latest run kept, each pair's final word chosen, and the pairs judged.
 #include "report.hpp"
 
+#include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
@@ -162,6 +163,9 @@ struct orphan {
 
 }  // namespace
 
+/// The longest pair error the matrix keeps (an error line's bound).
+constexpr std::size_t max_error_bytes = 1024;
+
 struct matrix_builder::state {
   std::optional<check> only;
   line_reader reader;
@@ -183,8 +187,11 @@ struct matrix_builder::state {
     ids.emplace(names.back(), id);
     return id;
   }
+  /// A pair's error, each text kept once; a line's may be megabytes long,
+  /// the matrix keeps its head and tail.
   std::uint32_t error(std::string_view text) {
     if (text.empty()) return 0;
+    if (text.size() > max_error_bytes) return error(fabric::shortened(std::string(text), max_error_bytes));
     if (auto it = error_ids.find(text); it != error_ids.end()) return it->second;
     errors.emplace_back(text);
     auto id = static_cast<std::uint32_t>(errors.size());
