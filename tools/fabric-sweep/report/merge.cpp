@@ -410,7 +410,8 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
   for (std::uint32_t i = 0; i < order.size(); ++i) place[order[i]] = i;
   for (std::uint32_t hi = 1; hi < s.names.size(); ++hi)
     for (std::uint32_t lo = 0; lo < hi; ++lo)
-      if ((place[lo] == none || place[hi] == none) && (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi))))
+      if ((place[lo] == none || place[hi] == none) &&
+          (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi))))
         for (auto h : {lo, hi})
           if (place[h] == none) {
             place[h] = static_cast<std::uint32_t>(order.size());
@@ -432,7 +433,8 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
   };
   std::map<std::uint32_t, double> slowest;  // the latest sweep's rounds
   std::uint32_t latest_sweep = 0;
-  run.rounds.for_each([&](std::uint32_t, std::uint32_t, const meeting& x) { latest_sweep = std::max(latest_sweep, x.p.sweep); });
+  run.rounds.for_each(
+      [&](std::uint32_t, std::uint32_t, const meeting& x) { latest_sweep = std::max(latest_sweep, x.p.sweep); });
   for (const auto& [index, list] : run.retests)
     for (const auto& x : list) latest_sweep = std::max(latest_sweep, x.p.sweep);
   // The figures of the latest sweep's rounds, which the verdicts' bar is

@@ -319,7 +319,9 @@ int run(const tool& t, CLI::App& app, int argc, char** argv, const output_option
     bool streamed = false;
     auto doc = document(t, v, parsed, streamed, static_cast<bool>(results));
     // One line on a terminal, with where to look; JSON's error is the reason alone.
-    auto told = con.mode() == output_mode::human ? fmt::format("{} (see {} --help)", v.reason, command_named(t.name, app)) : v.reason;
+    auto told = con.mode() == output_mode::human
+                    ? fmt::format("{} (see {} --help)", v.reason, command_named(t.name, app))
+                    : v.reason;
     con.finish(std::move(doc), told, streamed ? results : result_source{});
     return static_cast<int>(v.code);
   }
