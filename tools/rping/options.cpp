@@ -19,22 +19,18 @@ using fabric::text_or_null;
 void add_options(CLI::App& app, options& opt) {
   // Each chooses the side as it is read, so that the last one given wins,
   // as in the original's getopt loop (`rping -s ... -c` is a client).
-  app.add_flag_callback(
-         "-s,--server",
-         [&opt] {
-           opt.server = true;
-           opt.client = false;
-         },
-         "Server side; to bind to any IPv6 address use -a ::0")
-      ->trigger_on_parse();
-  app.add_flag_callback(
-         "-c,--client",
-         [&opt] {
-           opt.client = true;
-           opt.server = false;
-         },
-         "Client side")
-      ->trigger_on_parse();
+  auto side = [&](const char* names, bool server, const char* what) {
+    app.add_flag_callback(
+           names,
+           [&opt, server] {
+             opt.server = server;
+             opt.client = !server;
+           },
+           what)
+        ->trigger_on_parse();
+  };
+  side("-s,--server", true, "Server side; to bind to any IPv6 address use -a ::0");
+  side("-c,--client", false, "Client side");
   app.add_option("-a,--addr", opt.addr, "Address: the server a client connects to, or the address a server binds (default: any IPv4)")
       ->type_name(std::string(fabric::completion::host_type));
   app.add_option("-I,--source", opt.source, "Source address a client binds to")->type_name(std::string(fabric::completion::host_type));
