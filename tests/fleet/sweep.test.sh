@@ -247,5 +247,18 @@ check "a frozen host: every other rank wrote its document" test "$(grep -c '"exi
 expect_rc 1 "report: a host frozen mid-sweep (1)" "$SWEEP" report -j "$WORK/frozen.jsonl"
 check "report: no pair without fabric-c failed; fabric-c is the worst host" json_check "$LAST_OUT" \
   'all(r["state"] != "failed" for r in d["results"] if "fabric-c" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-c"'
+# Its later peers knew it gone once it had been silent a few seconds, not
+# after their meetings' waits (up to four pair timeouts a round): in a
+# fleet, each such wait would hold up every round after it.
+check "a frozen host: its later peers failed their pairs within one pair timeout, for its silence" python3 - "$WORK/frozen.jsonl" <<'PY'
+import json, sys
+later = [json.loads(l[l.index("{"):])["result"] for l in open(sys.argv[1]) if '"event":"result"' in l]
+# (Round 2 may have started before the signal came: its pair then waits out its work.)
+later = [r for r in later if "fabric-c" in (r["server"], r["client"]) and r["round"] > 2]
+assert later, "no later pair of fabric-c reported"
+for r in later:
+    assert not r["ok"] and "fabric-c stopped answering" in r["error"], r
+    assert r["elapsed_us"] < 8e6, r
+PY
 
 finish

@@ -6,6 +6,8 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,18 +91,75 @@ bool eventually(Seen seen) {
 
 }  // namespace
 
-TEST(sweep_presence, a_peer_whose_port_listened_and_refuses_now_has_left) {
+TEST(sweep_presence, a_peer_that_answered_at_the_start_and_refuses_now_has_left) {
   auto r = loopback_run();
   std::vector<std::string> addrs(4, "127.0.0.1");
   auto peer = std::make_unique<sweep::presence>(r, 2);
   sweep::departures watch(r, addrs, 0, {1, 2, 3});
-  ASSERT_TRUE(eventually([&] { return watch.seen_listening(2); }));
-  EXPECT_FALSE(watch.left(2)) << "still there";
+  ASSERT_TRUE(eventually([&] { return watch.seen_answering(2); }));
+  EXPECT_FALSE(watch.why_gone(2)) << "still there";
   peer.reset();
-  EXPECT_TRUE(watch.left(2)) << "its process ended";
-  // Ranks 1 and 3 never listened: their refusals say nothing (a firewall
+  auto why = watch.why_gone(2);
+  ASSERT_TRUE(why) << "its process ended";
+  EXPECT_TRUE(why->starts_with("left the sweep")) << *why;
+  // Ranks 1 and 3 never answered: their refusals say nothing (a firewall
   // that rejects looks the same).
-  EXPECT_FALSE(watch.seen_listening(1));
-  EXPECT_FALSE(watch.left(1));
-  EXPECT_FALSE(watch.left(3));
+  EXPECT_FALSE(watch.seen_answering(1));
+  EXPECT_FALSE(watch.why_gone(1));
+  EXPECT_FALSE(watch.why_gone(3));
+}
+
+TEST(sweep_presence, a_peer_that_answered_at_the_start_and_is_silent_since_is_gone_after_the_silence_limit) {
+  auto r = loopback_run();
+  std::vector<std::string> addrs(3, "127.0.0.1");
+  auto peer = std::make_unique<sweep::presence>(r, 1);
+  sweep::departures watch(r, addrs, 0, {1, 2});
+  ASSERT_TRUE(eventually([&] { return watch.seen_answering(1); }));
+  // Stopped: its kernel still takes connections on the port, nobody answers.
+  peer.reset();
+  auto stopped = fabric::listen_tcp(*sweep::presence_port(r.port, 1));
+  auto t0 = fabric::clock::now();
+  std::optional<std::string> why;
+  int questions = 0;
+  while (!why && questions < 20) {
+    why = watch.why_gone(1);
+    ++questions;
+  }
+  ASSERT_TRUE(why) << "silent for " << questions << " questions";
+  EXPECT_TRUE(why->starts_with("stopped answering")) << *why;
+  EXPECT_EQ(watch.silence_limit(), sweep::departures::min_silence) << "half of a 2 s --timeout is less";
+  EXPECT_GE(fabric::clock::now() - t0, watch.silence_limit()) << "not before the limit";
+  EXPECT_GE(questions, 2);
+  // Another program on the port of a rank that never answered: its
+  // silence says nothing.
+  auto other = fabric::listen_tcp(*sweep::presence_port(r.port, 2));
+  EXPECT_FALSE(watch.seen_answering(2));
+  EXPECT_FALSE(watch.why_gone(2));
+}
+
+TEST(sweep_presence, a_silence_is_half_a_timeout_long_three_seconds_at_least) {
+  auto r = loopback_run();
+  r.timeout_ms = 40000;
+  EXPECT_EQ(sweep::departures(r, {"127.0.0.1"}, 0, {}).silence_limit(), std::chrono::milliseconds(20000));
+}
+
+TEST(sweep_presence, an_answer_ends_a_silence) {
+  auto r = loopback_run();
+  std::vector<std::string> addrs(2, "127.0.0.1");
+  auto peer = std::make_unique<sweep::presence>(r, 1);
+  sweep::departures watch(r, addrs, 0, {1});
+  ASSERT_TRUE(eventually([&] { return watch.seen_answering(1); }));
+  peer.reset();
+  {
+    auto stopped = fabric::listen_tcp(*sweep::presence_port(r.port, 1));
+    EXPECT_FALSE(watch.why_gone(1)) << "one silence is not enough";
+  }
+  ::usleep(2'500'000);
+  // It answers again (a slow host), then falls silent: the silence starts over.
+  peer = std::make_unique<sweep::presence>(r, 1);
+  EXPECT_FALSE(watch.why_gone(1));
+  peer.reset();
+  auto stopped = fabric::listen_tcp(*sweep::presence_port(r.port, 1));
+  EXPECT_FALSE(watch.why_gone(1)) << "silent for a second, not since the first silence";
+  EXPECT_FALSE(watch.why_gone(1)) << "silent for two seconds";
 }

@@ -154,10 +154,13 @@ TEST(resolve_try, the_first_try_of_a_wait_that_starts_now_is_its_limit_up_to_res
   EXPECT_LE(fabric::resolve_try_ms(wait_limit(1h).until(fabric::deadline::after(300ms))), 300);
 }
 
-TEST(pair_bounds, a_meeting_ends_once_the_peer_is_known_to_have_left) {
+TEST(pair_bounds, a_meeting_ends_once_the_peer_is_known_to_be_gone) {
   auto bounds = fabric::pair_bounds::from_now(1h, 1h, 1h);
   int asked = 0;
-  bounds.peer_left = [&] { return ++asked == 2; };
+  bounds.peer_gone = [&]() -> std::optional<std::string> {
+    if (++asked == 2) return "fabric-b stopped answering";
+    return std::nullopt;
+  };
   int dials = 0;
   auto nobody_listens = [&](const wait_limit&) -> int {
     ++dials;
@@ -168,7 +171,7 @@ TEST(pair_bounds, a_meeting_ends_once_the_peer_is_known_to_have_left) {
     ADD_FAILURE() << "met nobody";
   } catch (const fabric::error& e) {
     EXPECT_EQ(e.code(), fabric::exit_code::connect_failed);
-    EXPECT_NE(std::string_view(e.what()).find("the peer left"), std::string_view::npos) << e.what();
+    EXPECT_EQ(std::string_view(e.what()), "rejected: fabric-b stopped answering") << "the dial's own words, then why";
   }
   EXPECT_EQ(asked, 2) << "asked once an interval, not at every dial";
   EXPECT_GT(dials, asked);
@@ -176,10 +179,10 @@ TEST(pair_bounds, a_meeting_ends_once_the_peer_is_known_to_have_left) {
 
 TEST(pair_bounds, without_the_question_a_meeting_waits_its_time) {
   fabric::pair_bounds bounds = fabric::pair_bounds::from_now(1h, 1h, 1h);
-  fabric::left_check left(bounds);
-  EXPECT_NO_THROW(left("a client"));
+  fabric::gone_check gone(bounds);
+  EXPECT_NO_THROW(gone("a client"));
   auto until = fabric::deadline::after(1h);
-  EXPECT_GT(left.asking_by(until).poll_timeout(), 3'000'000) << "no stop to ask";
-  bounds.peer_left = [] { return true; };
-  EXPECT_LE(left.asking_by(until).poll_timeout(), 1000) << "stops to ask within an interval";
+  EXPECT_GT(gone.asking_by(until).poll_timeout(), 3'000'000) << "no stop to ask";
+  bounds.peer_gone = [] { return std::optional<std::string>("gone"); };
+  EXPECT_LE(gone.asking_by(until).poll_timeout(), 1000) << "stops to ask within an interval";
 }

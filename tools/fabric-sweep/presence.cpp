@@ -27,21 +27,34 @@ constexpr std::size_t max_answer = 64;
 /// The longest a question waits for its answer, whatever --timeout says.
 constexpr std::chrono::milliseconds max_question{5000};
 
-/// The longest a dial of departures waits for its answer.
-constexpr std::chrono::milliseconds max_departure_dial{1000};
+/// The longest a question of departures waits for its answer.
+constexpr std::chrono::milliseconds max_departure_question{1000};
 
-/// Where the rank at `addr`:`port` is: its step, or nullopt when nothing
-/// listens there, it does not answer by `until`, or says something else.
-std::optional<long> ask(const std::string& addr, std::uint16_t port, int rank, const fabric::deadline& until) {
+/// What one question to the rank at `addr`:`port` heard by `until`.
+struct reply {
+  enum class kind { answered, refused, silent };
+  kind heard = kind::silent;
+  long step = 0;  ///< where it is, when it answered
+};
+
+/// Asks the rank at `addr`:`port` where it is: its step; a refusal
+/// (nothing listens there); or silence: no connection or no answer in
+/// time (frozen, its host gone), or something else than the answer of
+/// `rank` (another program on the port).
+reply ask(const std::string& addr, std::uint16_t port, int rank, const fabric::deadline& until) {
+  fabric::unique_fd fd;
+  // Asked once: a refusal means nobody answers there.
+  auto dialled = fabric::probe_tcp(addr, port, until, &fd);
+  if (dialled == fabric::dial_answer::refused) return {reply::kind::refused};
+  if (dialled != fabric::dial_answer::listening) return {};
   try {
-    // Asked once: a refusal means nobody answers there.
-    auto fd = fabric::dial_tcp_once(addr, port, until);
     std::string in;
-    return read_presence(fabric::read_line(fd.get(), in, max_answer, until), rank);
+    if (auto step = read_presence(fabric::read_line(fd.get(), in, max_answer, until), rank))
+      return {reply::kind::answered, *step};
   } catch (const fabric::error& e) {
     if (e.ends_run()) throw;
-    return std::nullopt;  // not listening, silent (frozen), gone, or too long an answer
   }
+  return {};
 }
 
 }  // namespace
@@ -101,40 +114,56 @@ void presence::answer() {
 }
 
 departures::departures(const run_options& r, const std::vector<std::string>& addrs, int rank, std::vector<int> peers)
-    : base_port_(r.port), addrs_(addrs), listened_(std::make_unique<std::atomic<bool>[]>(addrs.size())) {
+    : base_port_(r.port),
+      silence_limit_(std::max(min_silence, r.each_wait() / 2)),
+      addrs_(addrs),
+      answered_(std::make_unique<std::atomic<bool>[]>(addrs.size())),
+      silent_(addrs.size()) {
   // Each rank starts with the rank after its own, so that the ranks do not
-  // all dial the same peer at once.
+  // all ask the same peer at once.
   std::stable_partition(peers.begin(), peers.end(), [rank](int p) { return p > rank; });
   thread_ = fabric::start_without_signals<std::jthread>(
-      [this, peers = std::move(peers)](const std::stop_token& stop) { first_dials(stop, peers); });
+      [this, peers = std::move(peers)](const std::stop_token& stop) { first_questions(stop, peers); });
 }
 
 departures::~departures() = default;
 
-void departures::first_dials(const std::stop_token& stop, const std::vector<int>& peers) {
+void departures::first_questions(const std::stop_token& stop, const std::vector<int>& peers) {
   for (int peer : peers) {
     if (stop.stop_requested()) return;
     auto port = presence_port(base_port_, peer);
     if (!port) continue;
     try {
-      auto answer = fabric::probe_tcp(addrs_[static_cast<std::size_t>(peer)], *port,
-                                      fabric::deadline::after(max_departure_dial));
-      listened_[static_cast<std::size_t>(peer)].store(answer == fabric::dial_answer::listening);
+      auto heard = ask(addrs_[static_cast<std::size_t>(peer)], *port, peer, fabric::deadline::after(max_departure_question));
+      answered_[static_cast<std::size_t>(peer)].store(heard.heard == reply::kind::answered);
     } catch (const fabric::error&) {
       return;  // Ctrl-C: the run ends
     }
   }
 }
 
-bool departures::seen_listening(int peer) const {
-  return peer >= 0 && static_cast<std::size_t>(peer) < addrs_.size() && listened_[static_cast<std::size_t>(peer)].load();
+bool departures::seen_answering(int peer) const {
+  return peer >= 0 && static_cast<std::size_t>(peer) < addrs_.size() && answered_[static_cast<std::size_t>(peer)].load();
 }
 
-bool departures::left(int peer) const {
+std::optional<std::string> departures::why_gone(int peer) {
   auto port = presence_port(base_port_, peer);
-  if (!port || !seen_listening(peer)) return false;
-  return fabric::probe_tcp(addrs_[static_cast<std::size_t>(peer)], *port, fabric::deadline::after(max_departure_dial)) ==
-         fabric::dial_answer::refused;
+  if (!port || !seen_answering(peer)) return std::nullopt;
+  auto asked = fabric::clock::now();
+  auto heard = ask(addrs_[static_cast<std::size_t>(peer)], *port, peer, fabric::deadline::after(max_departure_question));
+  auto& silent = silent_[static_cast<std::size_t>(peer)];
+  if (heard.heard == reply::kind::answered) {
+    silent.reset();
+    return std::nullopt;
+  }
+  if (heard.heard == reply::kind::refused) return "left the sweep (its rank answered at the start, and refuses connections now)";
+  if (!silent) silent = silence{asked, 0};
+  ++silent->questions;
+  auto quiet = fabric::clock::now() - silent->since;
+  if (silent->questions < 2 || quiet < silence_limit_) return std::nullopt;
+  return fmt::format("stopped answering (its rank answered at the start, and nothing for {:.0f} s now: "
+                     "its process is stopped, or its host is gone)",
+                     std::chrono::duration<double>(quiet).count());
 }
 
 std::function<bool()> peer_on_its_way(const run_options& r, const std::string& addr, int rank, long step) {
@@ -151,9 +180,9 @@ std::function<bool()> peer_on_its_way(const run_options& r, const std::string& a
   constexpr int max_stalls = max_late_rounds + 2;
   return [=, seen = std::make_shared<watch>()] {
     auto at = ask(addr, *port, rank, fabric::deadline::after(each));
-    if (!at || *at > step) return false;
-    seen->stalls = seen->last == at ? seen->stalls + 1 : 0;
-    seen->last = at;
+    if (at.heard != reply::kind::answered || at.step > step) return false;
+    seen->stalls = seen->last == at.step ? seen->stalls + 1 : 0;
+    seen->last = at.step;
     return seen->stalls < max_stalls;
   };
 }

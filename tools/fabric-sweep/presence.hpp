@@ -7,14 +7,17 @@
 /// its rank of its address), and a pair whose meeting's deadline passed
 /// waits on while its peer is at an earlier round and moving, and gives up
 /// when the peer is past their pair, stuck, silent (frozen, its host gone)
-/// or not there at all. The same port tells a peer whose process ended
-/// (departures): it listened once and refuses now.
+/// or not there at all. The same port tells which peers are gone
+/// (departures): one whose process ended answered once and refuses now,
+/// one stopped or whose host is gone answered once and is silent now.
 
 #include "options.hpp"
 
 #include "fabric/base/socket.hpp"
+#include "fabric/base/wait.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -64,35 +67,54 @@ private:
   std::thread thread_;
 };
 
-/// Which peers have left the sweep, for a rank about to meet one. A peer
-/// whose presence port took a connection once (a thread of this rank's
-/// dials each peer once, soon after the start) and refuses one now has no
-/// process there any more: it was killed, or it ended its rounds. Its
-/// pair then fails at once instead of waiting out the meeting for it. A
-/// refusal from a port never seen listening says nothing (a firewall that
-/// rejects looks the same), nor does silence (a frozen process's kernel
-/// still takes the connection; a host that is gone answers nothing).
+/// Which peers are gone from the sweep, for a rank about to meet one, or
+/// meeting one. A thread of this rank's asks each peer where it is once,
+/// soon after the start; a peer that answered then as itself and now
+/// refuses the connection has no process there any more (it was killed,
+/// or it ended its rounds), and one that has answered nothing since for
+/// silence_limit() (its process stopped, its host gone: a stopped process's
+/// kernel still takes the connection, a gone host answers nothing) will
+/// not come either. Its pair then fails at once, or within that time,
+/// instead of waiting out the meeting for it: in a fleet, each round's
+/// wait for such a peer holds up the rounds after it. A peer that did not
+/// answer at the start says nothing by a refusal or silence later (a
+/// firewall, another program on its port).
 class departures {
 public:
-  /// Starts dialling `peers` (ranks; `addrs` has every rank's address).
+  /// How long a peer that answered at the start must be silent (at two
+  /// questions at least) to be gone: half a --timeout, three seconds at
+  /// least. A live rank's answerer replies at once, even with the rank at
+  /// a pair's work.
+  static constexpr std::chrono::milliseconds min_silence{3000};
+
+  /// Starts asking `peers` (ranks; `addrs` has every rank's address).
   departures(const run_options& r, const std::vector<std::string>& addrs, int rank, std::vector<int> peers);
   ~departures();
   departures(const departures&) = delete;
   departures& operator=(const departures&) = delete;
 
-  /// Whether `peer` left: its port listened when first dialled, and
-  /// refuses now. Dials it, waiting at most a second.
-  [[nodiscard]] bool left(int peer) const;
-  /// Whether the first dial of `peer` found its port listening (false
-  /// before that dial).
-  [[nodiscard]] bool seen_listening(int peer) const;
+  /// Why `peer` will not come ("left the sweep (...)", "stopped answering
+  /// (...)"), or nullopt while nothing sure is known. Asks it once, waiting
+  /// at most a second. For the rank's own thread (it keeps each peer's
+  /// silence).
+  [[nodiscard]] std::optional<std::string> why_gone(int peer);
+  /// Whether the first question to `peer` had its answer (false before
+  /// that question).
+  [[nodiscard]] bool seen_answering(int peer) const;
+  [[nodiscard]] std::chrono::milliseconds silence_limit() const { return silence_limit_; }
 
 private:
-  void first_dials(const std::stop_token& stop, const std::vector<int>& peers);
+  void first_questions(const std::stop_token& stop, const std::vector<int>& peers);
 
   int base_port_;
+  std::chrono::milliseconds silence_limit_;
   std::vector<std::string> addrs_;
-  std::unique_ptr<std::atomic<bool>[]> listened_;  ///< by rank
+  std::unique_ptr<std::atomic<bool>[]> answered_;  ///< by rank, at the first question
+  struct silence {
+    fabric::clock::time_point since;
+    int questions = 0;
+  };
+  std::vector<std::optional<silence>> silent_;  ///< by rank: since its last answer
   std::jthread thread_;  // last: stopped and joined first
 };
 

@@ -37,18 +37,21 @@ pair_result pair_of(const options& opt, const place& where, int round, int port_
 /// Meeting the peer may take `late + 1` timeouts (it may still be waiting
 /// out a dead host in `late` earlier rounds), and longer while the peer
 /// says it is on its way (presence.hpp), but ends once `gone` knows it
-/// left; once they met, the pair has one timeout. `port_round` counts the
+/// left or stopped answering; once they met, the pair has one timeout. `port_round` counts the
 /// rounds of earlier sweeps too, so that no two sweeps share a port: it is
 /// the step the ranks tell each other.
 pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
-                     int port_round, const pairing& p, int late, const departures& gone) {
+                     int port_round, const pairing& p, int late, departures& gone) {
   const auto& r = opt.run;
   bool serving = where.rank == p.server;
   pair_result out = pair_of(opt, where, round, port_round, p);
   auto bounds = fabric::pair_bounds::from_now(r.pair_timeout() * (late + 1), r.pair_timeout(), r.each_wait());
   int peer = serving ? p.client : p.server;
   bounds.peer_on_its_way = peer_on_its_way(r, addrs[static_cast<std::size_t>(peer)], peer, port_round);
-  bounds.peer_left = [&gone, peer] { return gone.left(peer); };
+  bounds.peer_gone = [&gone, peer, &name = where.hosts[static_cast<std::size_t>(peer)]]() -> std::optional<std::string> {
+    if (auto why = gone.why_gone(peer)) return name + " " + *why;
+    return std::nullopt;
+  };
   bounds.key = pair_key(port_round, p);
   auto t0 = fabric::clock::now();
   try {
@@ -64,7 +67,7 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
 }
 
 /// A pair that is not met: the peer did not come to the meeting before
-/// the first round or left the sweep since (presence.hpp, departures), or
+/// the first round or is gone since (presence.hpp, departures), or
 /// either host cannot take part. Failed without a wait, saying `why` after
 /// the name of the rank `who` it is about.
 pair_result unmet_pair(const options& opt, const place& where, int round, int port_round, const pairing& p, int who,
@@ -234,8 +237,8 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     con.line(pair_line(rep.pairs.back(), repeating, size));
     con.event("result", [&] { return pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run); });
   };
-  // The peers to meet that came, dialled once now, so that one whose
-  // process ends later is known to have left.
+  // The peers to meet that came, asked once now, so that one whose
+  // process ends or stops later is known to be gone.
   std::optional<departures> gone;
   if (!group) {
     std::vector<int> peers;
@@ -249,11 +252,13 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     int port_round = earlier_rounds + round;
     auto unmet = [&](int who, std::string_view why) { return unmet_pair(opt, where, round, port_round, p, who, why); };
     auto cannot = [&](int who) { return "cannot take part: " + unable[static_cast<std::size_t>(who)]; };
-    auto done = !came[static_cast<std::size_t>(peer)] ? unmet(peer, "did not come to the start")
-                : !unable[static_cast<std::size_t>(p.server)].empty() ? unmet(p.server, cannot(p.server))
-                : !unable[static_cast<std::size_t>(p.client)].empty() ? unmet(p.client, cannot(p.client))
-                : gone->left(peer) ? unmet(peer, "left the sweep (its rank took connections at the start, and refuses them now)")
-                                   : run_pair(opt, where, addrs, round, port_round, p, late, *gone);
+    auto done = [&] {
+      if (!came[static_cast<std::size_t>(peer)]) return unmet(peer, "did not come to the start");
+      if (!unable[static_cast<std::size_t>(p.server)].empty()) return unmet(p.server, cannot(p.server));
+      if (!unable[static_cast<std::size_t>(p.client)].empty()) return unmet(p.client, cannot(p.client));
+      if (auto why = gone->why_gone(peer)) return unmet(peer, *why);
+      return run_pair(opt, where, addrs, round, port_round, p, late, *gone);
+    }();
     done.retest = retest;
     report_pair(std::move(done));
   };

@@ -187,7 +187,7 @@ unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadl
   return connect_first(stream_addresses(host, port, until).get(), host, port, until);
 }
 
-dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadline& until) {
+dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadline& until, unique_fd* connection) {
   address_list found;
   try {
     found = stream_addresses(host, port, until);
@@ -196,6 +196,7 @@ dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadlin
   }
   unique_fd fd;
   int err = connect_any(found.get(), until, fd);
+  if (err == 0 && connection) *connection = std::move(fd);
   return err == 0 ? dial_answer::listening : err == ECONNREFUSED ? dial_answer::refused : dial_answer::none;
 }
 

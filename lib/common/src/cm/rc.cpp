@@ -179,15 +179,15 @@ server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_po
   cm_channel channel;
   cm_id listener = listen_on(channel, addr, port, ps, 1);
   // The meeting's deadline moves on while the client is on its way; the
-  // wait stops now and then to ask whether the client left.
-  left_check left(bounds);
+  // wait stops now and then to ask whether the client is gone.
+  gone_check gone(bounds);
   for (auto until = bounds.meet;;) {
-    if (auto request = next_request(channel, left.asking_by(until), bounds.key, who)) {
+    if (auto request = next_request(channel, gone.asking_by(until), bounds.key, who)) {
       auto met = clock::now();
       return {std::move(channel), std::move(listener), std::move(*request), met, bounds.work_from_now()};
     }
     if (!until.expired()) {
-      left(who);
+      gone(who);
       continue;
     }
     auto later = bounds.later_meeting();

@@ -24,8 +24,8 @@ namespace fabric {
 /// How long a client waits before it dials again a peer that did not listen yet.
 inline constexpr std::chrono::milliseconds redial_interval{50};
 
-/// How often a meeting asks whether its peer left (pair_bounds::peer_left).
-inline constexpr std::chrono::milliseconds left_check_interval{1000};
+/// How often a meeting asks whether its peer is gone (pair_bounds::peer_gone).
+inline constexpr std::chrono::milliseconds gone_check_interval{1000};
 
 /// The longest pair_bounds::key: a bandwidth check's request carries 36
 /// bytes of its own after it, of the 56 an RC connection request may carry.
@@ -74,10 +74,11 @@ struct pair_bounds {
   /// peer of its own), and the meeting then waits another `work`. Unset,
   /// or false, the deadline stands.
   std::function<bool()> peer_on_its_way;
-  /// Asked while meeting, once a left_check_interval: true when the peer
-  /// is known to have left (its process ended), and the meeting then ends
-  /// at once (peer_left_error). Unset, the meeting waits its time.
-  std::function<bool()> peer_left;
+  /// Asked while meeting, once a gone_check_interval: why the peer will
+  /// not come, when that is known (its process ended, or it stopped
+  /// answering), and the meeting then ends at once (peer_gone_error).
+  /// Unset, or nullopt, the meeting waits its time.
+  std::function<std::optional<std::string>()> peer_gone;
   /// What the client's connection request carries ahead of its own
   /// private data (at most max_key_bytes), and what the server requires
   /// of a request: one without it, a stranger dialling the port, is
@@ -110,31 +111,32 @@ struct pair_bounds {
   }
 };
 
-/// The error of a meeting whose peer left, for `who` (the peer, the port).
-inline error peer_left_error(std::string_view who) {
-  return error(exit_code::connect_failed, std::string(who) + ": the peer left (its process ended)");
+/// The error of a meeting whose peer is gone, for `who` (the peer, the
+/// port), saying `why` (pair_bounds::peer_gone).
+inline error peer_gone_error(std::string_view who, std::string_view why) {
+  return error(exit_code::connect_failed, std::string(who) + ": " + std::string(why));
 }
 
-/// A meeting's question whether its peer left (pair_bounds::peer_left),
-/// asked at most once a left_check_interval, the first time one interval
+/// A meeting's question whether its peer is gone (pair_bounds::peer_gone),
+/// asked at most once a gone_check_interval, the first time one interval
 /// after the meeting began (its caller had just asked).
-class left_check {
+class gone_check {
 public:
-  explicit left_check(const pair_bounds& bounds) : bounds_(bounds) {}
-  /// Throws peer_left_error(who) when it is time to ask, and the peer left.
+  explicit gone_check(const pair_bounds& bounds) : bounds_(bounds) {}
+  /// Throws peer_gone_error(who, why) when it is time to ask, and the peer is gone.
   void operator()(std::string_view who) {
-    if (!bounds_.peer_left || clock::now() < next_) return;
-    next_ = clock::now() + left_check_interval;
-    if (bounds_.peer_left()) throw peer_left_error(who);
+    if (!bounds_.peer_gone || clock::now() < next_) return;
+    next_ = clock::now() + gone_check_interval;
+    if (auto why = bounds_.peer_gone()) throw peer_gone_error(who, *why);
   }
   /// When the meeting's wait should end to ask: `until`, or sooner.
   [[nodiscard]] deadline asking_by(const deadline& until) const {
-    return bounds_.peer_left ? until.min(deadline::at(next_)) : until;
+    return bounds_.peer_gone ? until.min(deadline::at(next_)) : until;
   }
 
 private:
   const pair_bounds& bounds_;
-  clock::time_point next_ = clock::now() + left_check_interval;
+  clock::time_point next_ = clock::now() + gone_check_interval;
 };
 
 /// Meets a peer that listens, as dial_until_listening does, within the
@@ -142,15 +144,15 @@ private:
 /// (its request's answer waits pair_bounds::answer), and the meeting's
 /// deadline moves on while the peer is on its way
 /// (pair_bounds::peer_on_its_way); a dial that the deadline cut short is
-/// made again then. Between dials it asks whether the peer left
-/// (pair_bounds::peer_left), and ends then.
+/// made again then. Between dials it asks whether the peer is gone
+/// (pair_bounds::peer_gone), and ends then.
 template <class Dial>
 auto dial_to_meet(const pair_bounds& bounds, Dial&& dial) {
-  left_check left(bounds);
-  auto ask_if_left = [&](const error& e) { left(e.what()); };
+  gone_check gone(bounds);
+  auto ask_if_gone = [&](const error& e) { gone(e.what()); };
   for (deadline until = bounds.meet;;) {
     try {
-      return dial_until_listening(until, [&] { return dial(bounds.meeting_until(until)); }, not_listening_yet, ask_if_left);
+      return dial_until_listening(until, [&] { return dial(bounds.meeting_until(until)); }, not_listening_yet, ask_if_gone);
     } catch (const error& e) {
       bool cut_short = e.code() == exit_code::timeout && until.expired();
       if (!until.expired() || (!not_listening_yet(e) && !cut_short)) throw;

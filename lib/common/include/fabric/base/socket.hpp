@@ -66,9 +66,11 @@ unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadl
 
 /// What one dial of `host`:`port` found by `until`: a listener, a refusal
 /// (the host answered that nothing listens there), or neither (no answer
-/// in time, a host unreachable, a name that does not resolve).
+/// in time, a host unreachable, a name that does not resolve). A listener's
+/// connection goes to `connection` when given, else is closed.
 enum class dial_answer { listening, refused, none };
-dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadline& until);
+dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadline& until,
+                      unique_fd* connection = nullptr);
 
 /// Sends all of `text` on a non-blocking socket before `until`; throws
 /// error(timeout), or error(connect_failed) when the peer went away.

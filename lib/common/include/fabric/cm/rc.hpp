@@ -144,7 +144,8 @@ struct server_meeting {
 /// Listens and waits for the client of a check, whose request carries
 /// bounds.key (next_request); throws error(timeout) naming `who` ("a
 /// client on port 18515") when none came by bounds.meet and the client is
-/// not on its way (pair_bounds::peer_on_its_way).
+/// not on its way (pair_bounds::peer_on_its_way), and peer_gone_error
+/// once the client is known to be gone (pair_bounds::peer_gone).
 server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_port_space ps, const pair_bounds& bounds,
                             std::string_view who);
 
