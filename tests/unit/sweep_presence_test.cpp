@@ -163,3 +163,16 @@ TEST(sweep_presence, an_answer_ends_a_silence) {
   EXPECT_FALSE(watch.why_gone(1)) << "silent for a second, not since the first silence";
   EXPECT_FALSE(watch.why_gone(1)) << "silent for two seconds";
 }
+
+TEST(sweep_presence, silences_far_apart_are_not_one) {
+  auto r = loopback_run();
+  std::vector<std::string> addrs(2, "127.0.0.1");
+  auto peer = std::make_unique<sweep::presence>(r, 1);
+  sweep::departures watch(r, addrs, 0, {1});
+  ASSERT_TRUE(eventually([&] { return watch.seen_answering(1); }));
+  peer.reset();
+  auto stopped = fabric::listen_tcp(*sweep::presence_port(r.port, 1));
+  EXPECT_FALSE(watch.why_gone(1)) << "a pair's first question: one silence";
+  ::usleep(3'500'000);  // the pair met all the same; the next one comes later
+  EXPECT_FALSE(watch.why_gone(1)) << "another pair's first question: a silence of its own";
+}

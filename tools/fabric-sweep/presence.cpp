@@ -29,6 +29,8 @@ constexpr std::chrono::milliseconds max_question{5000};
 
 /// The longest a question of departures waits for its answer.
 constexpr std::chrono::milliseconds max_departure_question{1000};
+/// The longest time between two silent questions of one silence.
+constexpr std::chrono::milliseconds max_question_gap{3000};
 
 /// What one question to the rank at `addr`:`port` heard by `until`.
 struct reply {
@@ -157,7 +159,11 @@ std::optional<std::string> departures::why_gone(int peer) {
     return std::nullopt;
   }
   if (heard.heard == reply::kind::refused) return "left the sweep (its rank answered at the start, and refuses connections now)";
-  if (!silent) silent = silence{asked, 0};
+  // A silence is one while the questions come close together (a meeting's,
+  // once a second): one found in an earlier meeting starts over.
+  if (silent && asked - silent->last > max_question_gap) silent.reset();
+  if (!silent) silent = silence{asked, asked, 0};
+  silent->last = fabric::clock::now();
   ++silent->questions;
   auto quiet = fabric::clock::now() - silent->since;
   if (silent->questions < 2 || quiet < silence_limit_) return std::nullopt;

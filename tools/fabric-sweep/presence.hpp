@@ -95,8 +95,8 @@ public:
 
   /// Why `peer` will not come ("left the sweep (...)", "stopped answering
   /// (...)"), or nullopt while nothing sure is known. Asks it once, waiting
-  /// at most a second. For the rank's own thread (it keeps each peer's
-  /// silence).
+  /// at most a second; silent questions at most three seconds apart make
+  /// one silence. For the rank's own thread (it keeps each peer's silence).
   [[nodiscard]] std::optional<std::string> why_gone(int peer);
   /// Whether the first question to `peer` had its answer (false before
   /// that question).
@@ -111,10 +111,11 @@ private:
   std::vector<std::string> addrs_;
   std::unique_ptr<std::atomic<bool>[]> answered_;  ///< by rank, at the first question
   struct silence {
-    fabric::clock::time_point since;
+    fabric::clock::time_point since;  ///< the first silent question's start
+    fabric::clock::time_point last;   ///< the last one's end
     int questions = 0;
   };
-  std::vector<std::optional<silence>> silent_;  ///< by rank: since its last answer
+  std::vector<std::optional<silence>> silent_;  ///< by rank: its silence now, if it is silent
   std::jthread thread_;  // last: stopped and joined first
 };
 

@@ -37,9 +37,9 @@ pair_result pair_of(const options& opt, const place& where, int round, int port_
 /// Meeting the peer may take `late + 1` timeouts (it may still be waiting
 /// out a dead host in `late` earlier rounds), and longer while the peer
 /// says it is on its way (presence.hpp), but ends once `gone` knows it
-/// left or stopped answering; once they met, the pair has one timeout. `port_round` counts the
-/// rounds of earlier sweeps too, so that no two sweeps share a port: it is
-/// the step the ranks tell each other.
+/// left or stopped answering; once they met, the pair has one timeout.
+/// `port_round` counts the rounds of earlier sweeps too, so that no two
+/// sweeps share a port: it is the step the ranks tell each other.
 pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
                      int port_round, const pairing& p, int late, departures& gone) {
   const auto& r = opt.run;
