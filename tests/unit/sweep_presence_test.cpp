@@ -109,70 +109,78 @@ TEST(sweep_presence, a_peer_that_answered_at_the_start_and_refuses_now_has_left)
   EXPECT_FALSE(watch.why_gone(3));
 }
 
-TEST(sweep_presence, a_peer_that_answered_at_the_start_and_is_silent_since_is_gone_after_the_silence_limit) {
-  auto r = loopback_run();
-  std::vector<std::string> addrs(3, "127.0.0.1");
-  auto peer = std::make_unique<sweep::presence>(r, 1);
-  sweep::departures watch(r, addrs, 0, {1, 2});
-  ASSERT_TRUE(eventually([&] { return watch.seen_answering(1); }));
-  // Stopped: its kernel still takes connections on the port, nobody answers.
-  peer.reset();
-  auto stopped = fabric::listen_tcp(*sweep::presence_port(r.port, 1));
+namespace {
+
+/// Rank 0 watching rank 1, which answered at the start, and rank 2, which
+/// never answered, over loopback. stop() makes rank 1 a stopped process
+/// (its kernel still takes connections on its port, nobody answers);
+/// wake() has it answer again.
+class stopped_peer : public ::testing::Test {
+protected:
+  void SetUp() override {
+    peer_ = std::make_unique<sweep::presence>(run_, 1);
+    watch_ = std::make_unique<sweep::departures>(run_, std::vector<std::string>(3, "127.0.0.1"), 0, std::vector<int>{1, 2});
+    ASSERT_TRUE(eventually([&] { return watch_->seen_answering(1); }));
+  }
+  void stop() {
+    peer_.reset();
+    port_ = fabric::listen_tcp(*sweep::presence_port(run_.port, 1));
+  }
+  void wake() {
+    port_.reset();
+    peer_ = std::make_unique<sweep::presence>(run_, 1);
+  }
+
+  sweep::run_options run_ = loopback_run();
+  std::unique_ptr<sweep::presence> peer_;
+  fabric::unique_fd port_;
+  std::unique_ptr<sweep::departures> watch_;
+};
+
+}  // namespace
+
+TEST_F(stopped_peer, is_gone_once_silent_for_the_silence_limit) {
+  stop();
   auto t0 = fabric::clock::now();
   std::optional<std::string> why;
   int questions = 0;
   while (!why && questions < 20) {
-    why = watch.why_gone(1);
+    why = watch_->why_gone(1);
     ++questions;
   }
   ASSERT_TRUE(why) << "silent for " << questions << " questions";
   EXPECT_TRUE(why->starts_with("stopped answering")) << *why;
-  EXPECT_EQ(watch.silence_limit(), sweep::departures::min_silence) << "half of a 2 s --timeout is less";
-  EXPECT_GE(fabric::clock::now() - t0, watch.silence_limit()) << "not before the limit";
+  EXPECT_EQ(watch_->silence_limit(), sweep::departures::min_silence) << "half of a 2 s --timeout is less";
+  EXPECT_GE(fabric::clock::now() - t0, watch_->silence_limit()) << "not before the limit";
   EXPECT_GE(questions, 2);
   // Another program on the port of a rank that never answered: its
   // silence says nothing.
-  auto other = fabric::listen_tcp(*sweep::presence_port(r.port, 2));
-  EXPECT_FALSE(watch.seen_answering(2));
-  EXPECT_FALSE(watch.why_gone(2));
+  auto other = fabric::listen_tcp(*sweep::presence_port(run_.port, 2));
+  EXPECT_FALSE(watch_->seen_answering(2));
+  EXPECT_FALSE(watch_->why_gone(2));
+}
+
+TEST_F(stopped_peer, an_answer_ends_its_silence) {
+  stop();
+  EXPECT_FALSE(watch_->why_gone(1)) << "one silence is not enough";
+  ::usleep(2'500'000);
+  // It answers again (a slow host), then falls silent: the silence starts over.
+  wake();
+  EXPECT_FALSE(watch_->why_gone(1));
+  stop();
+  EXPECT_FALSE(watch_->why_gone(1)) << "silent for a second, not since the first silence";
+  EXPECT_FALSE(watch_->why_gone(1)) << "silent for two seconds";
+}
+
+TEST_F(stopped_peer, silences_far_apart_are_not_one) {
+  stop();
+  EXPECT_FALSE(watch_->why_gone(1)) << "a pair's first question: one silence";
+  ::usleep(3'500'000);  // the pair met all the same; the next one comes later
+  EXPECT_FALSE(watch_->why_gone(1)) << "another pair's first question: a silence of its own";
 }
 
 TEST(sweep_presence, a_silence_is_half_a_timeout_long_three_seconds_at_least) {
   auto r = loopback_run();
   r.timeout_ms = 40000;
   EXPECT_EQ(sweep::departures(r, {"127.0.0.1"}, 0, {}).silence_limit(), std::chrono::milliseconds(20000));
-}
-
-TEST(sweep_presence, an_answer_ends_a_silence) {
-  auto r = loopback_run();
-  std::vector<std::string> addrs(2, "127.0.0.1");
-  auto peer = std::make_unique<sweep::presence>(r, 1);
-  sweep::departures watch(r, addrs, 0, {1});
-  ASSERT_TRUE(eventually([&] { return watch.seen_answering(1); }));
-  peer.reset();
-  {
-    auto stopped = fabric::listen_tcp(*sweep::presence_port(r.port, 1));
-    EXPECT_FALSE(watch.why_gone(1)) << "one silence is not enough";
-  }
-  ::usleep(2'500'000);
-  // It answers again (a slow host), then falls silent: the silence starts over.
-  peer = std::make_unique<sweep::presence>(r, 1);
-  EXPECT_FALSE(watch.why_gone(1));
-  peer.reset();
-  auto stopped = fabric::listen_tcp(*sweep::presence_port(r.port, 1));
-  EXPECT_FALSE(watch.why_gone(1)) << "silent for a second, not since the first silence";
-  EXPECT_FALSE(watch.why_gone(1)) << "silent for two seconds";
-}
-
-TEST(sweep_presence, silences_far_apart_are_not_one) {
-  auto r = loopback_run();
-  std::vector<std::string> addrs(2, "127.0.0.1");
-  auto peer = std::make_unique<sweep::presence>(r, 1);
-  sweep::departures watch(r, addrs, 0, {1});
-  ASSERT_TRUE(eventually([&] { return watch.seen_answering(1); }));
-  peer.reset();
-  auto stopped = fabric::listen_tcp(*sweep::presence_port(r.port, 1));
-  EXPECT_FALSE(watch.why_gone(1)) << "a pair's first question: one silence";
-  ::usleep(3'500'000);  // the pair met all the same; the next one comes later
-  EXPECT_FALSE(watch.why_gone(1)) << "another pair's first question: a silence of its own";
 }
