@@ -27,7 +27,9 @@ constexpr std::size_t max_answer = 64;
 /// The longest a question waits for its answer, whatever --timeout says.
 constexpr std::chrono::milliseconds max_question{5000};
 
-/// The longest a question of departures waits for its answer.
+/// The longest a question of departures waits for its answer; the first
+/// to each peer, on a thread of its own, holds up nothing and waits the
+/// longest any question does (a rank not yet answering is never judged).
 constexpr std::chrono::milliseconds max_departure_question{1000};
 /// The longest time between two silent questions of one silence.
 constexpr std::chrono::milliseconds max_question_gap{3000};
@@ -136,7 +138,7 @@ void departures::first_questions(const std::stop_token& stop, const std::vector<
     auto port = presence_port(base_port_, peer);
     if (!port) continue;
     try {
-      auto heard = ask(addrs_[static_cast<std::size_t>(peer)], *port, peer, fabric::deadline::after(max_departure_question));
+      auto heard = ask(addrs_[static_cast<std::size_t>(peer)], *port, peer, fabric::deadline::after(max_question));
       answered_[static_cast<std::size_t>(peer)].store(heard.heard == reply::kind::answered);
     } catch (const fabric::error&) {
       return;  // Ctrl-C: the run ends
