@@ -183,10 +183,6 @@ unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& 
   return dial_until_listening(until, [&] { return connect_first(found.get(), host, port, until); });
 }
 
-unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadline& until) {
-  return connect_first(stream_addresses(host, port, until).get(), host, port, until);
-}
-
 dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadline& until, unique_fd* connection) {
   address_list found;
   try {

@@ -61,9 +61,6 @@ unique_fd listen_tcp(std::uint16_t port);
 /// error(resolve_failed), error(timeout), or error(connect_failed).
 unique_fd dial_tcp(const std::string& host, std::uint16_t port, const deadline& until);
 
-/// The same, dialled once: a refusal is the answer (nobody listens there).
-unique_fd dial_tcp_once(const std::string& host, std::uint16_t port, const deadline& until);
-
 /// What one dial of `host`:`port` found by `until`: a listener, a refusal
 /// (the host answered that nothing listens there), or neither (no answer
 /// in time, a host unreachable, a name that does not resolve). A listener's
