@@ -187,7 +187,8 @@ dial_answer probe_tcp(const std::string& host, std::uint16_t port, const deadlin
   address_list found;
   try {
     found = stream_addresses(host, port, until);
-  } catch (const error&) {
+  } catch (const error& e) {
+    if (e.ends_run()) throw;   // Ctrl-C while looking the name up
     return dial_answer::none;  // the name does not resolve
   }
   unique_fd fd;
