@@ -233,20 +233,22 @@ expect_rc 1 "report: a host killed mid-sweep (1)" "$SWEEP" report -j "$WORK/kill
 check "report: every pair without fabric-b passed; fabric-b is the worst host" json_check "$LAST_OUT" \
   'all(r["state"] != "failed" for r in d["results"] if "fabric-b" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-b"'
 
-# 5. ClusterShell, host c frozen mid-sweep (stopped, not killed: its
+# 5. ClusterShell, host d frozen mid-sweep (stopped, not killed: its
 # connections stay open and its kernel still answers the transport): its
 # peers each lose a bounded wait and the other ranks finish; the launcher
 # would wait for the frozen task for ever, and its command timeout
-# (clush -u) bounds it.
+# (clush -u) bounds it. fabric-d's first pair is with rank 0 (the rounds
+# of four: a-d and b-c first), so rank 0 waits for its word after the
+# rounds, as for every rank it met.
 t0=$SECONDS
-clush -u 60 -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/on-first-pair" fabric-c STOP "$SWEEP" $LONG \
+clush -u 60 -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/on-first-pair" fabric-d STOP "$SWEEP" $LONG \
   </dev/null >"$WORK/frozen.jsonl" 2>"$WORK/frozen.err" || true
 check "clush -u: the launcher ends despite the frozen task" test $((SECONDS - t0)) -le 100
-on c pkill -KILL -f "$SWEEP" || true
+on d pkill -KILL -f "$SWEEP" || true
 check "a frozen host: every other rank wrote its document" test "$(grep -c '"exit_code":' "$WORK/frozen.jsonl")" -eq 3
 expect_rc 1 "report: a host frozen mid-sweep (1)" "$SWEEP" report -j "$WORK/frozen.jsonl"
-check "report: no pair without fabric-c failed; fabric-c is the worst host" json_check "$LAST_OUT" \
-  'all(r["state"] != "failed" for r in d["results"] if "fabric-c" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-c"'
+check "report: no pair without fabric-d failed; fabric-d is the worst host" json_check "$LAST_OUT" \
+  'all(r["state"] != "failed" for r in d["results"] if "fabric-d" not in (r["a"], r["b"])) and d["summary"]["worst_hosts"][0]["host"] == "fabric-d"'
 # Its later peers knew it gone once it had been silent a few seconds, not
 # after their meetings' waits (up to four pair timeouts a round): in a
 # fleet, each such wait would hold up every round after it.
@@ -254,11 +256,24 @@ check "a frozen host: its later peers failed their pairs within one pair timeout
 import json, sys
 later = [json.loads(l[l.index("{"):])["result"] for l in open(sys.argv[1]) if '"event":"result"' in l]
 # (Round 2 may have started before the signal came: its pair then waits out its work.)
-later = [r for r in later if "fabric-c" in (r["server"], r["client"]) and r["round"] > 2]
-assert later, "no later pair of fabric-c reported"
+later = [r for r in later if "fabric-d" in (r["server"], r["client"]) and r["round"] > 2]
+assert later, "no later pair of fabric-d reported"
 for r in later:
-    assert not r["ok"] and "fabric-c stopped answering" in r["error"], r
+    assert not r["ok"] and "fabric-d stopped answering" in r["error"], r
     assert r["elapsed_us"] < 8e6, r
+PY
+# Rank 0 met fabric-d in the first round and waited for its word after the
+# rounds only until it knew it stopped (its silence), not four pair
+# timeouts: the others' answers wait on that.
+check "a frozen host: rank 0 agreed on the outliers without it, within two pair timeouts of its last pair" \
+  python3 - "$WORK/frozen.jsonl" <<'PY'
+import json, sys
+mine = [json.loads(l[l.index("{"):]) for l in open(sys.argv[1]) if l.startswith("fabric-a: ") and '"event"' in l]
+last_pair = max(e["time"] for e in mine if e["event"] == "result")
+agreed = [e for e in mine if e["event"] == "outliers"]
+assert agreed and agreed[0]["outliers"]["error"] is None, agreed
+assert agreed[0]["outliers"]["ranks_heard"] == 3, agreed[0]
+assert agreed[0]["time"] - last_pair < 16, (agreed[0]["time"] - last_pair)
 PY
 
 finish

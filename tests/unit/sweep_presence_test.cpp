@@ -184,3 +184,35 @@ TEST(sweep_presence, a_silence_is_half_a_timeout_long_three_seconds_at_least) {
   r.timeout_ms = 40000;
   EXPECT_EQ(sweep::departures(r, {"127.0.0.1"}, 0, {}).silence_limit(), std::chrono::milliseconds(20000));
 }
+
+TEST(sweep_presence, a_wait_on_many_finds_every_stopped_peer_however_long_a_pass_takes) {
+  // Rank 0 waiting for ranks 1-6 after the rounds: 1 to 5 stopped (a pass
+  // over them takes five silent questions of a second each: one peer's
+  // questions are further apart than two of one meeting may be), 6 answers.
+  auto r = loopback_run();
+  constexpr int stopped_ranks = 5;
+  std::vector<std::unique_ptr<sweep::presence>> ranks;
+  for (int k = 1; k <= stopped_ranks + 1; ++k) ranks.push_back(std::make_unique<sweep::presence>(r, k));
+  std::vector<int> peers{1, 2, 3, 4, 5, 6};
+  sweep::departures watch(r, std::vector<std::string>(7, "127.0.0.1"), 0, peers);
+  ASSERT_TRUE(eventually([&] { return watch.seen_answering(1) && watch.seen_answering(6); }));
+  std::vector<fabric::unique_fd> stopped;
+  for (int k = 1; k <= stopped_ranks; ++k) {
+    ranks[static_cast<std::size_t>(k - 1)].reset();
+    stopped.push_back(fabric::listen_tcp(*sweep::presence_port(r.port, k)));
+  }
+  std::vector<std::pair<int, std::string>> gone;
+  auto until = fabric::deadline::after(std::chrono::seconds(30));
+  int passes = 0;
+  while (gone.empty() && !until.expired()) {
+    gone = watch.gone_of(peers, until);
+    ++passes;
+  }
+  ASSERT_EQ(gone.size(), static_cast<std::size_t>(stopped_ranks)) << "after " << passes << " passes";
+  for (int k = 0; k < stopped_ranks; ++k) {
+    const auto& [rank, why] = gone[static_cast<std::size_t>(k)];
+    EXPECT_EQ(rank, k + 1);
+    EXPECT_TRUE(why.starts_with("stopped answering")) << why;
+  }
+  EXPECT_EQ(passes, 2) << "the second pass's questions make one silence with the first's";
+}

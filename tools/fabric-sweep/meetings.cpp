@@ -8,6 +8,7 @@
 #include "meetings.hpp"
 
 #include "fabric/cli/console.hpp"
+#include "fabric/base/meet.hpp"
 #include "fabric/base/socket.hpp"
 #include "fabric/base/wait.hpp"
 
@@ -23,6 +24,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -81,10 +83,11 @@ void make_room_for(std::size_t connections) {
 }
 
 /// Rank 0: hears every rank of `expected` (others too, if they come in
-/// time) until `until`, names the outliers of its times (`mine`) and
-/// theirs, and answers everyone heard at once.
+/// time) until `until`, or until those not heard are gone (`gone`, when
+/// given, asked once a gone_check_interval), names the outliers of its
+/// times (`mine`) and theirs, and answers everyone heard at once.
 agreement collect(const options& opt, const place& where, int sweep, std::set<int> expected, const rank_word& mine,
-                  const std::string& run, const deadline& until) {
+                  const std::string& run, const deadline& until, departures* gone = nullptr) {
   int n = static_cast<int>(where.hosts.size());
   make_room_for(max_connections(n));
   auto listener = fabric::listen_tcp(static_cast<std::uint16_t>(opt.run.port));
@@ -108,7 +111,17 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
     p.fd.reset();
     out_of_files = false;
   };
+  // A rank that left or stopped since it met rank 0 will not come: its
+  // wait would hold up every rank's answer.
+  auto next_question = fabric::clock::now() + fabric::gone_check_interval;
+  auto forget_the_gone = [&] {
+    if (!gone || fabric::clock::now() < next_question) return;
+    for (const auto& [r, why] : gone->gone_of({expected.begin(), expected.end()}, until)) expected.erase(r);
+    next_question = fabric::clock::now() + fabric::gone_check_interval;
+  };
   while (!expected.empty()) {
+    forget_the_gone();
+    if (expected.empty()) break;
     std::vector<int> fds{out_of_files ? -1 : listener.get()};
     std::vector<peer*> who{nullptr};
     for (auto& p : peers)
@@ -116,8 +129,9 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
         fds.push_back(p->fd.get());
         who.push_back(p.get());
       }
-    int i = fabric::wait_any(fds, until);
-    if (i < 0) break;
+    int i = fabric::wait_any(fds, gone ? until.min(deadline::at(next_question)) : until);
+    if (i < 0 && until.expired()) break;
+    if (i < 0) continue;
     if (i == 0) {
       unique_fd fd(::accept4(listener.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
       if (!fd && (errno == EMFILE || errno == ENFILE)) out_of_files = true;
@@ -170,9 +184,9 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
 }
 
 /// Any other rank: tells rank 0 what it measured and waits for the
-/// answer until `until`.
+/// answer until `until`, or until `gone` (when given) knows rank 0 is gone.
 agreement ask(const options& opt, const place& where, const std::string& rank0, int sweep, const rank_word& mine,
-              const deadline& until) {
+              const deadline& until, departures* gone = nullptr) {
   int n = static_cast<int>(where.hosts.size());
   unique_fd fd;
   try {
@@ -184,11 +198,23 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
   fabric::send_all(fd.get(), rank_line(sweep, mine), until);
   std::string in;
   std::string line;
-  try {
-    line = fabric::read_line(fd.get(), in, max_line, until);
-  } catch (const fabric::error& e) {
-    if (e.ends_run()) throw;
-    throw fabric::error(e.code(), fmt::format("rank 0's answer: {}", e.what()));
+  // Rank 0 gone (asked once a gone_check_interval), its answer may still
+  // have come just before: it is read if it is there.
+  std::optional<std::string> rank0_gone;
+  for (;;) {
+    auto asking_by = rank0_gone ? deadline::after(std::chrono::milliseconds(0))
+                     : gone     ? until.min(deadline::after(fabric::gone_check_interval))
+                                : until;
+    try {
+      line = fabric::read_line(fd.get(), in, max_line, asking_by);
+      break;
+    } catch (const fabric::error& e) {
+      if (e.ends_run()) throw;
+      if (rank0_gone) throw fabric::error(exit_code::timeout, fmt::format("rank 0 ({}) {}", rank0, *rank0_gone));
+      if (e.code() != exit_code::timeout || until.expired())
+        throw fabric::error(e.code(), fmt::format("rank 0's answer: {}", e.what()));
+    }
+    rank0_gone = gone->why_gone(0);
   }
   auto a = read_agreement(line, n);
   if (!a) throw fabric::error(exit_code::protocol, "rank 0's answer is not an agreement");
@@ -217,17 +243,17 @@ std::set<int> everyone_but_rank0(const place& where) {
 }  // namespace
 
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                            int sweep, const std::vector<pair_result>& mine) {
+                            int sweep, const std::vector<pair_result>& mine, departures& gone) {
   return bounded([&] {
     if (where.rank != 0)
       // A rank that could not meet rank 0 in the rounds still tries, but not for long.
       return ask(opt, where, addrs.front(), sweep, measured(where, mine),
-                 deadline::after(timeouts(opt, met(mine, 0) ? wait_timeouts + 1 : 1)));
+                 deadline::after(timeouts(opt, met(mine, 0) ? wait_timeouts + 1 : 1)), &gone);
     std::set<int> expected;
     for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r)
       if (met(mine, r)) expected.insert(r);
     return collect(opt, where, sweep, std::move(expected), measured(where, mine), {},
-                   deadline::after(timeouts(opt, wait_timeouts)));
+                   deadline::after(timeouts(opt, wait_timeouts)), &gone);
   });
 }
 

@@ -7,6 +7,7 @@
 #include "options.hpp"
 #include "pair.hpp"
 #include "place.hpp"
+#include "presence.hpp"
 #include "rounds.hpp"
 #include "verdict.hpp"
 
@@ -52,11 +53,13 @@ std::string agreement_line(const agreement& a);
 std::optional<agreement> read_agreement(std::string_view line, int n);
 
 /// After the rounds: every rank sends rank 0 what it measured (TCP, to
-/// --port on rank 0's address); rank 0 waits for the ranks it met, names
-/// the outliers and answers each. Every wait bounded; a failure is in
-/// agreement::error, never thrown (but Ctrl-C).
+/// --port on rank 0's address); rank 0 waits for the ranks it met but
+/// those `gone` knows left or stopped since, names the outliers and
+/// answers each; a rank waits for the answer while rank 0 is not gone.
+/// Every wait bounded; a failure is in agreement::error, never thrown
+/// (but Ctrl-C).
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                            int sweep, const std::vector<pair_result>& mine);
+                            int sweep, const std::vector<pair_result>& mine, departures& gone);
 
 /// The same exchange as a meeting point: rank 0 waits for every rank (up
 /// to 4 timeouts), then answers all it heard at once; the others wait for

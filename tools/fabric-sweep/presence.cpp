@@ -150,7 +150,22 @@ bool departures::seen_answering(int peer) const {
   return peer >= 0 && static_cast<std::size_t>(peer) < addrs_.size() && answered_[static_cast<std::size_t>(peer)].load();
 }
 
-std::optional<std::string> departures::why_gone(int peer) {
+std::optional<std::string> departures::why_gone(int peer) { return why_gone(peer, max_question_gap); }
+
+std::vector<std::pair<int, std::string>> departures::gone_of(const std::vector<int>& missing,
+                                                             const fabric::deadline& until) {
+  // A pass asks each peer once; a silent one takes a question's whole
+  // wait, so the gap between one peer's questions grows with them.
+  auto gap = max_question_gap + max_departure_question * static_cast<long>(missing.size());
+  std::vector<std::pair<int, std::string>> out;
+  for (int peer : missing) {
+    if (until.expired()) break;
+    if (auto why = why_gone(peer, gap)) out.emplace_back(peer, std::move(*why));
+  }
+  return out;
+}
+
+std::optional<std::string> departures::why_gone(int peer, std::chrono::milliseconds gap) {
   auto port = presence_port(base_port_, peer);
   if (!port || !seen_answering(peer)) return std::nullopt;
   auto asked = fabric::clock::now();
@@ -163,7 +178,7 @@ std::optional<std::string> departures::why_gone(int peer) {
   if (heard.heard == reply::kind::refused) return "left the sweep (its rank answered at the start, and refuses connections now)";
   // A silence is one while the questions come close together (a meeting's,
   // once a second): one found in an earlier meeting starts over.
-  if (silent && asked - silent->last > max_question_gap) silent.reset();
+  if (silent && asked - silent->last > gap) silent.reset();
   if (!silent) silent = silence{asked, asked, 0};
   silent->last = fabric::clock::now();
   ++silent->questions;

@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace sweep {
@@ -67,8 +68,8 @@ private:
   std::thread thread_;
 };
 
-/// Which peers are gone from the sweep, for a rank about to meet one, or
-/// meeting one. A thread of this rank's asks each peer where it is once,
+/// Which peers are gone from the sweep, for a rank about to meet one,
+/// meeting one, or (rank 0) waiting for the ranks' word after the rounds. A thread of this rank's asks each peer where it is once,
 /// soon after the start; a peer that answered then as itself and now
 /// refuses the connection has no process there any more (it was killed,
 /// or it ended its rounds), and one that has answered nothing since for
@@ -98,12 +99,21 @@ public:
   /// at most a second; silent questions at most three seconds apart make
   /// one silence. For the rank's own thread (it keeps each peer's silence).
   [[nodiscard]] std::optional<std::string> why_gone(int peer);
+  /// The peers of `missing` that are gone, with why, for a wait on many at
+  /// once (rank 0's gathering after the rounds): asks each once, in turn,
+  /// until `until`; a caller asks again once a pass is over, and a peer's
+  /// silent questions of passes in a row make one silence, however long a
+  /// pass over many silent peers takes.
+  [[nodiscard]] std::vector<std::pair<int, std::string>> gone_of(const std::vector<int>& missing,
+                                                                 const fabric::deadline& until);
   /// Whether the first question to `peer` had its answer (false before
   /// that question).
   [[nodiscard]] bool seen_answering(int peer) const;
   [[nodiscard]] std::chrono::milliseconds silence_limit() const { return silence_limit_; }
 
 private:
+  /// why_gone, where silent questions at most `gap` apart make one silence.
+  std::optional<std::string> why_gone(int peer, std::chrono::milliseconds gap);
   void first_questions(const std::stop_token& stop, const std::vector<int>& peers);
 
   int base_port_;

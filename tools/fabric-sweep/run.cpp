@@ -285,7 +285,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     // The outliers meet again, in extra rounds all ranks start together
     // from rank 0's answer. The report keeps the best of the meetings.
     if (!group && opt.run.retests > 0 && n >= 3) {
-      rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs);
+      rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs, *gone);
       bool bw = measures_bandwidth(opt.run.check);
       con.line(agreement_text(*rep.agreed, where, bw));
       con.event("outliers", [&] { return agreement_json(*rep.agreed, where, rep.run, bw); });
