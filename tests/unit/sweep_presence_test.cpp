@@ -15,10 +15,12 @@
 namespace {
 
 /// A run whose answerers listen on loopback ports of their own for this
-/// test process (another run of the suite may be beside it).
+/// test process (other tests of the suite run beside it, each a process):
+/// a block of ten for each, the run's port and its ranks' answerers up to
+/// rank 8, so that two processes never share one.
 sweep::run_options loopback_run() {
   sweep::run_options r;
-  r.port = 30000 + static_cast<int>(::getpid() % 20000);
+  r.port = 30000 + 10 * static_cast<int>(::getpid() % 3000);
   r.timeout_ms = 2000;
   return r;
 }
