@@ -211,7 +211,7 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
     } catch (const fabric::error& e) {
       if (e.ends_run()) throw;
       if (rank0_gone) throw fabric::error(exit_code::timeout, fmt::format("rank 0 ({}) {}", rank0, *rank0_gone));
-      if (e.code() != exit_code::timeout || until.expired())
+      if (e.code() != exit_code::timeout || until.expired() || !gone)
         throw fabric::error(e.code(), fmt::format("rank 0's answer: {}", e.what()));
     }
     rank0_gone = gone->why_gone(0);

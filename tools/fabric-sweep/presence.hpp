@@ -69,10 +69,11 @@ private:
 };
 
 /// Which peers are gone from the sweep, for a rank about to meet one,
-/// meeting one, or (rank 0) waiting for the ranks' word after the rounds. A thread of this rank's asks each peer where it is once,
-/// soon after the start; a peer that answered then as itself and now
-/// refuses the connection has no process there any more (it was killed,
-/// or it ended its rounds), and one that has answered nothing since for
+/// meeting one, or (rank 0) waiting for the ranks' word after the rounds.
+/// A thread of this rank's asks each peer where it is once, soon after
+/// the start; a peer that answered then as itself and now refuses the
+/// connection has no process there any more (it was killed, or it ended
+/// its rounds), and one that has answered nothing since for
 /// silence_limit() (its process stopped, its host gone: a stopped process's
 /// kernel still takes the connection, a gone host answers nothing) will
 /// not come either. Its pair then fails at once, or within that time,
