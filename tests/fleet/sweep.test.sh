@@ -221,9 +221,14 @@ chmod +x "$FABRIC_OUT/on-first-pair"
 LONG="--hosts $HOSTS --address-file $FABRIC_OUT/addresses -C 200 --json=lines --timeout 8000"
 
 # 4. pdsh, host b killed mid-sweep: what it printed counts, its later
-# pairs fail, the others pass.
-pdsh -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/on-first-pair" fabric-b KILL "$SWEEP" $LONG \
+# pairs fail, the others pass. Every wait of the sweep is bounded, and so
+# is the launcher here (pdsh -u): a rank that outlived it fails the check
+# on the documents below, and the rest of the test still runs.
+pdsh -u 150 -R exec -w "$HOSTS" "$BED/bed-rsh" %h "$FABRIC_OUT/on-first-pair" fabric-b KILL "$SWEEP" $LONG \
   </dev/null >"$WORK/killed.jsonl" 2>"$WORK/killed.err" || true
+documents=$(grep -c '^fabric-[acd]: {.*"exit_code":' "$WORK/killed.jsonl")
+check "pdsh: every rank but the killed one wrote its document" test "$documents" -eq 3
+[ "$documents" -eq 3 ] || show "$WORK/killed.err" "$WORK/killed.jsonl"
 check "pdsh: lines carry pdsh's labels" grep -q '^fabric-c: {' "$WORK/killed.jsonl"
 check "pdsh: the killed host printed its first pair" grep -q '^fabric-b: .*"event":"result"' "$WORK/killed.jsonl"
 # Its later peers dialled its answering port soon after the start: they
