@@ -178,6 +178,17 @@ _json_eval() {
 }
 _JSON_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")/../json" && pwd)
 
+# show_why: what the other hosts' commands that on-peer had to kill were
+# doing then (tests/fabric/on-peer), the evidence of why they ran so long.
+show_why() {
+  local f
+  for f in "${FABRIC_JOB:-/nonexistent}"/peer*/*.why; do
+    [ -e "$f" ] || continue
+    echo "    | killed for running too long: ${f##*/}"
+    sed 's/^/    | /' "$f"
+  done
+}
+
 # finish: prints the tally and exits non-zero when anything failed.
 finish() {
   local pid
@@ -188,6 +199,7 @@ finish() {
     wait "$_json_pid" 2>/dev/null || true
   fi
   rm -rf "$WORK"
+  [ "$_failed" -eq 0 ] || show_why
   echo "$_passed passed, $_failed failed"
   [ "$_failed" -eq 0 ]
 }

@@ -101,6 +101,27 @@ mckey_json="$ud_json"
 rc_json="$common"' and d["summary"]["lost"] >= 0 and len(d["results"]) > 0'
 acm_json="$common"' and "results" in d'
 
+# The bed's remote shell first: a command on B that outlives on-peer's
+# bound, or whose on-peer is signalled (a launcher's timeout), is ended on
+# B, and B notes what it was doing (the evidence a hang in the cases below
+# leaves), and the output it printed so far comes back.
+rc=0
+FABRIC_PEER_TIMEOUT=3 "$ON_PEER" run bash -c 'echo started; exec sleep 60' >"$WORK/bound.out" 2>&1 || rc=$?
+check "on-peer: a command past its bound is ended (124)" test "$rc" -eq 124
+check "on-peer: its output so far comes back" grep -qx started "$WORK/bound.out"
+check "on-peer: B noted what it was doing" grep -q "^--- process .*sleep 60" "$FABRIC_JOB"/peer/run.*.why
+rm -f "$FABRIC_JOB"/peer/run.*
+"$ON_PEER" run bash -c 'echo started; exec sleep 60' >"$WORK/hup.out" 2>&1 &
+for _ in $(seq 100); do grep -qs started "$FABRIC_JOB"/peer/run.*.out && break; sleep 0.1; done
+sleep 0.5  # from its echo to its exec
+kill -HUP $!
+rc=0
+wait $! || rc=$?
+check "on-peer: signalled, it ends B's command with the signal's status (129)" test "$rc" -eq 129
+check "on-peer: signalled, its output so far comes back" grep -qx started "$WORK/hup.out"
+check "on-peer: signalled, B noted what it was doing" grep -q "^--- process .*sleep 60" "$FABRIC_JOB"/peer/run.*.why
+rm -f "$FABRIC_JOB"/peer/run.*
+
 # The network conditions each tool meets; RC retransmits, so loss may cost
 # only time there, while UD must count what went missing.
 conditions=("loss 10%" "loss 30%" "delay 50ms")
