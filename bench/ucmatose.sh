@@ -19,6 +19,22 @@
 # was measured against the same build without it: 0.73 of its rate at
 # -c 100 and 0.81 at -c 500 (medians of 13 rounds); the hand-offs' wake-ups
 # cost more than the sleeps they save.
+# The kernel's work queues over one -c 500 setup (ftrace, workqueue and
+# sched_switch events): both tools make the kernel do the same work per
+# connection (two CM work items, two MAD completion polls, four address
+# resolutions: the client's address and each side's RTR finding its peer's
+# MAC, one route). For ours, of the guest's two CPUs over the setup: its
+# two processes 35% (mostly in system calls), the kernel's workers and soft
+# interrupts 45%, idle 15-20%. The idle is mostly in the first 50 ms (the
+# client resolving its first addresses while the server has no request
+# yet) and the last 100 ms (the last connections' hand-offs through the
+# kernel's queues, one after another, with few left to overlap them).
+# Measured against the same build and found slower or no better: at most
+# 12 or 40 connections in flight at a time, so that the tail is short
+# (0.75 of the rate of all at once: fewer events come per wake-up), and
+# taking each QP to RTS after its REP or RTU is sent instead of before
+# (no difference beyond the rounds' spread). Ours' rate varies more from
+# round to round than rdma-core's, which its own processes' CPU time bounds.
 BIN=$1
 ADDR=$FABRIC_ADDR
 
