@@ -32,8 +32,9 @@
 # Measured against the same build and found slower or no better: at most
 # 12 or 40 connections in flight at a time, so that the tail is short
 # (0.75 of the rate of all at once: fewer events come per wake-up), and
-# taking each QP to RTS after its REP or RTU is sent instead of before
-# (no difference beyond the rounds' spread). Ours' rate varies more from
+# taking each QP to RTS after its REP or RTU is sent instead of before, and
+# asking the event channel again 10 or 50 times before sleeping on it (no
+# difference beyond the rounds' spread). Ours' rate varies more from
 # round to round than rdma-core's, which its own processes' CPU time bounds.
 BIN=$1
 ADDR=$FABRIC_ADDR
