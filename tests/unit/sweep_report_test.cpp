@@ -122,6 +122,23 @@ TEST(sweep_report_lines, over_long_lines_are_skipped_and_pieces_joined) {
   EXPECT_EQ(j.counts().over_long, 1u);
 }
 
+TEST(sweep_report_lines, brackets_and_quotes_inside_strings_do_not_end_a_line) {
+  std::vector<std::string> got;
+  sweep::line_joiner j([&](std::string_view, std::string_view text) { got.emplace_back(text); });
+  j.feed("0: {\"e\":\"a } ] { [ in a string\",\"q\":\"\\\"}\\\\\"}\n");  // escaped quote, backslash
+  j.feed("1: {\"e\":\"ends in a backslash \\");  // the escape spans two reads
+  j.feed("\"}\",\"n\":[1,{\"x\":[]}]}  \t\n");
+  j.feed("2: {\"a\":1}} \n");   // a bracket too many: foreign
+  j.feed("3: {\"a\":1} x\n");   // text after the end: foreign
+  j.feed("4: {\"a\":\"}\n4: \"}\n");  // srun's pieces, split inside a string
+  j.feed("5: {\"a\":\"x\\\n5: \"}\"}\n");  // and right after a backslash
+  j.finish();
+  EXPECT_EQ(got, (std::vector<std::string>{"{\"e\":\"a } ] { [ in a string\",\"q\":\"\\\"}\\\\\"}",
+                                           "{\"e\":\"ends in a backslash \\\"}\",\"n\":[1,{\"x\":[]}]}  \t",
+                                           "{\"a\":\"}\"}", "{\"a\":\"x\\\"}\"}"}));
+  EXPECT_EQ(j.counts().foreign, 2u);
+}
+
 TEST(sweep_report_runs, the_latest_run_is_kept_and_an_old_failure_does_not_stick) {
   auto in_run = [](const std::string& text, const char* run, double t) {
     auto j = nlohmann::json::parse(text);

@@ -10,6 +10,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
@@ -17,6 +18,19 @@
 namespace sweep {
 
 namespace {
+
+/// The bytes a scan stops at: outside strings a quote or a bracket, inside
+/// them a quote or a backslash. Every other byte is skipped by one table
+/// look-up, so that a report of a thousand hosts' gigabytes is read at the
+/// speed of its JSON parser, not of this check before it.
+struct stops {
+  std::array<bool, 256> outside{}, inside{};
+  constexpr stops() {
+    for (unsigned char c : std::string_view("\"{}[]")) outside[c] = true;
+    inside[static_cast<unsigned char>('"')] = inside[static_cast<unsigned char>('\\')] = true;
+  }
+};
+constexpr stops stop_at;
 
 /// Where a scan of JSON text stands: inside how many brackets, in a string.
 struct scan {
@@ -26,22 +40,30 @@ struct scan {
   bool broken = false;  ///< a closing bracket too many, or text after the end
 
   void over(std::string_view text) {
-    for (char c : text) {
-      if (broken) return;
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    auto skip = [&](const std::array<bool, 256>& table) {
+      while (p != end && !table[static_cast<unsigned char>(*p)]) ++p;
+    };
+    while (p != end && !broken) {
       if (closed) {
-        if (c != ' ' && c != '\t' && c != '\r') broken = true;
-        continue;
-      }
-      if (in_string) {
-        if (escaped) escaped = false;
-        else if (c == '\\') escaped = true;
-        else if (c == '"') in_string = false;
-        continue;
-      }
-      if (c == '"') in_string = true;
-      else if (c == '{' || c == '[') ++depth;
-      else if (c == '}' || c == ']') {
-        if (depth == 0) broken = true;
+        if (*p != ' ' && *p != '\t' && *p != '\r') broken = true;
+        ++p;
+      } else if (escaped) {
+        escaped = false;
+        ++p;
+      } else if (in_string) {
+        skip(stop_at.inside);
+        if (p == end) return;
+        if (*p++ == '\\') escaped = true;
+        else in_string = false;
+      } else {
+        skip(stop_at.outside);
+        if (p == end) return;
+        char c = *p++;
+        if (c == '"') in_string = true;
+        else if (c == '{' || c == '[') ++depth;
+        else if (depth == 0) broken = true;
         else if (--depth == 0) closed = true;
       }
     }
