@@ -175,6 +175,39 @@ sed '1,/^@@stderr$/d' "$WORK/sweep.all" >"$WORK/sweep.err"
 judge "sweep's ping on B, every ACK lost" "$rc" "0" "$WORK/sweep.out" "$WORK/sweep.err" "$pair_ok"
 clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 
+# The UD check's first SIDR reply lost (a CM MAD to QP 1, attribute
+# 0x0018, dropped on both hosts until one was): the client's kernel asks
+# again some 4 s later (and every 4 s, within the client's --timeout), and
+# the server, still waiting for its first datagram, answers with the same
+# QP: the pair passes with every datagram.
+drop_sidr_rep='tc qdisc add dev eth0 root handle 1: prio && tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100% &&
+  tc filter add dev eth0 parent 1:0 protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
+    match u32 0x00000001 0x00ffffff at 32 match u8 0x07 0xff at 49 match u16 0x0018 0xffff at 64 flowid 1:3'
+dropped='tc -s qdisc show dev eth0 | sed -n "/netem 30:/,/dropped/s/.*(dropped \([0-9]*\).*/\1/p"'
+bash -c "$drop_sidr_rep" && "$ON_PEER" run bash -c "$drop_sidr_rep" || fail "SIDR replies dropped on both hosts"
+ud_pair=(--hosts a,b --address-file /tmp/pair.addresses -C 2 --retests 0 --timeout 15000 --check ud -j)
+peer_start sweep '$BIN/fabric-sweep --rank 1 '"${ud_pair[*]}"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'
+start_bg sweep "$BIN/fabric-sweep" --rank 0 "${ud_pair[@]}"
+# Each host's count of dropped replies, A's first: the server's host (A
+# in this pair) has its filter gone within a moment of the drop, seconds
+# before the client's kernel asks again.
+sidr_dropped_on() { if [ "$1" = a ]; then bash -c "$dropped"; else "$ON_PEER" run bash -c "$dropped"; fi; }
+until=$((SECONDS + 30)) seen=
+while [ -z "$seen" ] && [ $SECONDS -lt $until ]; do
+  for h in a b; do [ "$(sidr_dropped_on $h)" -gt 0 ] 2>/dev/null && seen=$h && break; done
+done
+check "a SIDR reply was dropped" test -n "$seen"
+clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
+ud_pair_ok="$common"' and [(r["ok"], r["pings"]) for r in d["results"]] == [(True, 2)]'
+rc=0; wait_bg sweep 60 || rc=$?
+judge "sweep's ud, the first SIDR reply lost" "$rc" "0" "$(bg_out sweep)" "$(bg_err sweep)" "$ud_pair_ok"
+rc=0; "$ON_PEER" wait sweep 30 >"$WORK/sweep.all" 2>&1 || rc=$?
+sed '/^@@stderr$/,$d' "$WORK/sweep.all" >"$WORK/sweep.out"
+sed '1,/^@@stderr$/d' "$WORK/sweep.all" >"$WORK/sweep.err"
+judge "sweep's ud on B, the first SIDR reply lost" "$rc" "0" "$WORK/sweep.out" "$WORK/sweep.err" "$ud_pair_ok"
+check "sweep's ud: the client's answer came with its second request, seconds on" bash -c \
+  'grep -ho "\"connect_us\": *[0-9.]*" "$@" | awk -F: "\$2 >= 3000000 {seen = 1} END {exit !seen}"' _ "$(bg_out sweep)" "$WORK/sweep.out"
+
 # The peer killed mid-run: each tool's wait for it is bounded.
 peer_serve 7174 '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
 start_bg cli "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j
