@@ -208,6 +208,25 @@ judge "sweep's ud on B, the first SIDR reply lost" "$rc" "0" "$WORK/sweep.out" "
 check "sweep's ud: the client's answer came with its second request, seconds on" bash -c \
   'grep -ho "\"connect_us\": *[0-9.]*" "$@" | awk -F: "\$2 >= 3000000 {seen = 1} END {exit !seen}"' _ "$(bg_out sweep)" "$WORK/sweep.out"
 
+# The same for udaddy: our server on B, rdma-core's client here (which
+# waits as long as its kernel asks); B's first SIDR reply dropped.
+"$ON_PEER" run bash -c "$drop_sidr_rep" || fail "SIDR replies dropped on B"
+peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -c 2 -C 10 --timeout 15000 -j 2>/tmp/srv.err; rc=$?; echo @@stderr; cat /tmp/srv.err; exit $rc'
+peer_wait_cm LISTEN 7174 || fail "udaddy server on B listens on port 7174"
+start_bg cli /usr/bin/udaddy -s "$PEER" -c 2 -C 10
+until=$((SECONDS + 30)) seen=
+while [ -z "$seen" ] && [ $SECONDS -lt $until ]; do [ "$(sidr_dropped_on b)" -gt 0 ] 2>/dev/null && seen=b; done
+check "udaddy: a SIDR reply of B's was dropped" test -n "$seen"
+"$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
+rc=0; wait_bg cli 40 || rc=$?
+check "udaddy (rdma-core's client), the first SIDR reply lost: every datagram came back" \
+  bash -c '[ "$1" -eq 0 ] && grep -qx "data transfers complete" "$2"' _ "$rc" "$(bg_out cli)"
+rc=0; "$ON_PEER" wait srv 30 >"$WORK/srv.all" 2>&1 || rc=$?
+sed '/^@@stderr$/,$d' "$WORK/srv.all" >"$WORK/srv.out"
+sed '1,/^@@stderr$/d' "$WORK/srv.all" >"$WORK/srv.err"
+judge "udaddy server on B, its first SIDR reply lost" "$rc" "0" "$WORK/srv.out" "$WORK/srv.err" \
+  "$ud_json"' and [(r["state"], r["received"]) for r in d["results"]] == [("connected", 10)] * 2'
+
 # The peer killed mid-run: each tool's wait for it is bounded.
 peer_serve 7174 '$BIN/rping -s -a $FABRIC_ADDR --timeout 5000'
 start_bg cli "$BIN/rping" -c -a "$PEER" -C 0 --timeout 3000 -j

@@ -292,7 +292,7 @@ private:
     say("receiving data transfers");
     auto t0 = clock::now();
     auto until = opt_.timeout.idle();
-    receive_all(until);
+    receive_all(until, {channel_->fd(), [this] { answer_again(); }});
     say("sending replies");
     until.touch();
     for (const auto& c : run_.members())
@@ -300,6 +300,34 @@ private:
     run_.finish_sends(until);
     rep_.elapsed_us = us_since(t0);
     if (judge(rep_, opt_.connections).ok()) say("data transfers complete");
+  }
+
+  // A client whose answer (the SIDR reply) was lost asks again: its kernel
+  // sends the request once more, some seconds on. It gets its connection's
+  // QP, as the first answer gave; a request from anyone else is refused.
+  void answer_again() {
+    while (auto ev = channel_->try_next()) {
+      if (ev->type() != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
+      cm_id id(ev->id());
+      ev->reset();  // the id is ours once its request is acknowledged
+      auto* c = connection_from(rdma_get_peer_addr(id.get()));
+      if (!c) {
+        rdma_reject(id.get(), nullptr, 0);
+        continue;
+      }
+      rdma_conn_param param{};
+      param.qp_num = c->ep->qpn();
+      if (rdma_accept(id.get(), &param) == 0) answered_again_.push_back(std::move(id));
+    }
+  }
+
+  /// The accepted connection whose client is at `peer` (address and port).
+  connection* connection_from(const sockaddr* peer) const {
+    for (const auto& c : run_.members()) {
+      const auto* known = rdma_get_peer_addr(c->id.get());
+      if (c->ep && sockaddr_port(known) == sockaddr_port(peer) && format_addr(known) == format_addr(peer)) return c.get();
+    }
+    return nullptr;
   }
 
   // --- both ----------------------------------------------------------------
@@ -316,8 +344,8 @@ private:
   }
 
   // The datagrams of every connection, then what came that was not ours.
-  void receive_all(idle_deadline& until) {
-    run_.receive(until);
+  void receive_all(idle_deadline& until, const watched_fd& also = {}) {
+    run_.receive(until, also);
     for (const auto& c : run_.members()) {
       const auto& r = c->result();
       if (r.strangers > 0)
@@ -338,6 +366,7 @@ private:
   resolved_pair rai_;
   cm_id listen_;
   ud_run<connection> run_;
+  std::vector<cm_id> answered_again_;  // requests asked again (answer_again)
 };
 
 }  // namespace

@@ -53,9 +53,9 @@ bool ud_traffic::finish_sends(idle_deadline& until) {
   return true;
 }
 
-bool ud_traffic::receive_all(idle_deadline& until) {
+bool ud_traffic::receive_all(idle_deadline& until, const watched_fd& also) {
   while (received_ < expected_)
-    if (!wait_some(until)) return false;
+    if (!wait_some(until, also)) return false;
   return true;
 }
 
@@ -65,9 +65,13 @@ void ud_traffic::drain() {
     for (std::size_t i = 0; i < n; ++i) completion(wcs[i]);
 }
 
-bool ud_traffic::wait_some(idle_deadline& until) {
+bool ud_traffic::wait_some(idle_deadline& until, const watched_fd& also) {
   std::array<ibv_wc, 16> wcs{};
-  auto n = ep_.cq().wait(wcs, until.get());
+  auto n = also.fd >= 0 ? ep_.cq().wait_or(wcs, also.fd, until.get()) : ep_.cq().wait(wcs, until.get());
+  if (n == 0 && also.fd >= 0 && !until.get().expired()) {
+    also.ready();  // not the peer's progress: the wait's deadline stands
+    return true;
+  }
   if (n == 0) return false;
   until.touch();
   for (std::size_t i = 0; i < n; ++i) completion(wcs[i]);

@@ -129,13 +129,14 @@ public:
 
   /// Waits for every ready member's messages, then takes its counts. A
   /// member that stalls for --timeout ends the wait for all: the others'
-  /// datagrams are already in their CQs, and are only drained.
-  void receive(idle_deadline& until) {
+  /// datagrams are already in their CQs, and are only drained. `also` is
+  /// watched while waiting (ud_traffic::receive_all).
+  void receive(idle_deadline& until, const watched_fd& also = {}) {
     bool waiting = true;
     for (auto& m : members_) {
       if (!m->traffic || !m->ready()) continue;
       if (waiting)
-        waiting = m->traffic->receive_all(until);
+        waiting = m->traffic->receive_all(until, also);
       else
         m->traffic->drain();
       m->count();

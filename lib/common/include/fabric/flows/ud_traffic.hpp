@@ -13,6 +13,13 @@
 
 namespace fabric {
 
+/// A descriptor watched beside an endpoint's completions, and what is done
+/// when it is readable (a UD server answering its CM channel).
+struct watched_fd {
+  int fd = -1;
+  std::function<void()> ready;
+};
+
 /// The datagrams of one endpoint: sends paced so that the send queue never
 /// overflows, receives reposted until `expected` have been posted (as many
 /// as rdma-core's tools post, so a peer's surplus is dropped, not queued),
@@ -41,8 +48,9 @@ public:
   bool send(const ud_destination& to, std::uint64_t count, idle_deadline& until);
   /// Waits until every send completed; false on timeout.
   bool finish_sends(idle_deadline& until);
-  /// Waits until `expected` messages arrived; false on timeout.
-  bool receive_all(idle_deadline& until);
+  /// Waits until `expected` messages arrived; false on timeout. While it
+  /// waits, `also.ready` is called whenever `also.fd` is readable.
+  bool receive_all(idle_deadline& until, const watched_fd& also = {});
   /// Handles the completions that are already there, without waiting.
   void drain();
 
@@ -59,7 +67,7 @@ public:
   [[nodiscard]] std::uint64_t oversize() const noexcept { return oversize_; }
 
 private:
-  bool wait_some(idle_deadline& until);
+  bool wait_some(idle_deadline& until, const watched_fd& also = {});
   void completion(const ibv_wc& wc);
 
   ud_endpoint& ep_;
