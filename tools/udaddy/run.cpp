@@ -302,23 +302,17 @@ private:
     if (judge(rep_, opt_.connections).ok()) say("data transfers complete");
   }
 
-  // A client whose answer (the SIDR reply) was lost asks again: its kernel
-  // sends the request once more, some seconds on. It gets its connection's
-  // QP, as the first answer gave; a request from anyone else is refused.
+  // A client whose SIDR reply was lost asks again: it gets the QP of its
+  // connection (the one from its address and port), as its first answer did.
   void answer_again() {
-    while (auto ev = channel_->try_next()) {
-      if (ev->type() != RDMA_CM_EVENT_CONNECT_REQUEST) continue;
-      cm_id id(ev->id());
-      ev->reset();  // the id is ours once its request is acknowledged
-      auto* c = connection_from(rdma_get_peer_addr(id.get()));
-      if (!c) {
-        rdma_reject(id.get(), nullptr, 0);
-        continue;
-      }
-      rdma_conn_param param{};
-      param.qp_num = c->ep->qpn();
-      if (rdma_accept(id.get(), &param) == 0) answered_again_.push_back(std::move(id));
-    }
+    answer_repeated_requests(
+        *channel_,
+        [this](const cm_event& ev) -> std::optional<std::uint32_t> {
+          auto* c = connection_from(rdma_get_peer_addr(ev.id()));
+          if (!c) return std::nullopt;
+          return c->ep->qpn();
+        },
+        answered_again_);
   }
 
   /// The accepted connection whose client is at `peer` (address and port).

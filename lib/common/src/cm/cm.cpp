@@ -204,4 +204,22 @@ void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr*
                RDMA_CM_EVENT_ROUTE_ERROR, limit.next(), fmt::format("rdma_resolve_route {}", target));
 }
 
+void answer_repeated_requests(cm_channel& channel,
+                              const std::function<std::optional<std::uint32_t>(const cm_event&)>& qp_of,
+                              std::vector<cm_id>& answered) {
+  while (auto ev = channel.try_next()) {
+    if (ev->type() != RDMA_CM_EVENT_CONNECT_REQUEST || ev->status() != 0) continue;
+    auto qpn = qp_of(*ev);  // before the acknowledgement, which frees its private data
+    cm_id id(ev->id());
+    ev->reset();  // the id is ours once its request is acknowledged
+    if (!qpn) {
+      rdma_reject(id.get(), nullptr, 0);
+      continue;
+    }
+    rdma_conn_param param{};
+    param.qp_num = *qpn;
+    if (rdma_accept(id.get(), &param) == 0) answered.push_back(std::move(id));
+  }
+}
+
 }  // namespace fabric

@@ -105,29 +105,6 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_li
   }
 }
 
-/// The requests on a UD server's channel while it waits for its client's
-/// first datagram. A client whose answer was lost on the way asks again
-/// (its kernel sends the request once more, a few seconds on): its request
-/// is answered with the QP `qpn` that answered the first, and its id kept
-/// in `answered`. A stranger's request is refused; other events are not
-/// the server's to act on.
-void answer_again(cm_channel& channel, std::span<const std::byte> key, std::uint32_t qpn, std::vector<cm_id>& answered) {
-  while (auto ev = channel.try_next()) {
-    if (ev->type() != RDMA_CM_EVENT_CONNECT_REQUEST || ev->status() != 0) continue;
-    cm_id id(ev->id());
-    bool ours = carries_key(private_data_of(*ev), key);
-    ev->reset();  // the id is ours once its request is acknowledged
-    if (!ours) {
-      rdma_reject(id.get(), nullptr, 0);
-      continue;
-    }
-    rdma_conn_param param{};
-    param.qp_num = qpn;
-    check_rc(rdma_accept(id.get(), &param), "rdma_accept");
-    answered.push_back(std::move(id));
-  }
-}
-
 }  // namespace
 
 datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
@@ -167,7 +144,12 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
     // Until the first datagram, the client may not have our answer.
     auto n = out.received == 0 ? ep.cq().wait_or(wcs, m.channel.fd(), quiet) : ep.cq().wait(wcs, quiet);
     if (n == 0 && out.received == 0 && !quiet.expired()) {
-      answer_again(m.channel, bounds.key, ep.qpn(), answered_again);
+      answer_repeated_requests(
+          m.channel,
+          [&](const cm_event& ev) {
+            return carries_key(private_data_of(ev), bounds.key) ? std::optional(ep.qpn()) : std::nullopt;
+          },
+          answered_again);
       continue;
     }
     if (n == 0) {

@@ -7,11 +7,13 @@
 #include "fabric/base/wait_limit.hpp"
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace fabric {
 
@@ -144,5 +146,15 @@ void resolve_addr_route(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr*
 
 /// The address alone, the same way (a multicast group has no route).
 void resolve_addr(cm_channel& ch, rdma_cm_id* id, sockaddr* src, sockaddr* dst, const wait_limit& limit);
+
+/// Answers the requests queued on a UD server's channel that repeat one it
+/// accepted: a client whose SIDR reply was lost on the way asks again (its
+/// kernel sends the request once more, every 4 s). `qp_of(request)` names
+/// the QP that answered the first (as the first answer did), or nullopt
+/// for a request that repeats none, which is refused. Answered ids are
+/// kept in `answered`; other events are not the server's to act on.
+void answer_repeated_requests(cm_channel& channel,
+                              const std::function<std::optional<std::uint32_t>(const cm_event&)>& qp_of,
+                              std::vector<cm_id>& answered);
 
 }  // namespace fabric
