@@ -188,15 +188,21 @@ bash -c "$drop_sidr_rep" && "$ON_PEER" run bash -c "$drop_sidr_rep" || fail "SID
 ud_pair=(--hosts a,b --address-file /tmp/pair.addresses -C 2 --retests 0 --timeout 15000 --check ud -j)
 peer_start sweep '$BIN/fabric-sweep --rank 1 '"${ud_pair[*]}"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'
 start_bg sweep "$BIN/fabric-sweep" --rank 0 "${ud_pair[@]}"
-# Each host's count of dropped replies, A's first: the server's host (A
-# in this pair) has its filter gone within a moment of the drop, seconds
-# before the client's kernel asks again.
-sidr_dropped_on() { if [ "$1" = a ]; then bash -c "$dropped"; else "$ON_PEER" run bash -c "$dropped"; fi; }
-until=$((SECONDS + 30)) seen=
-while [ -z "$seen" ] && [ $SECONDS -lt $until ]; do
-  for h in a b; do [ "$(sidr_dropped_on $h)" -gt 0 ] 2>/dev/null && seen=$h && break; done
-done
-check "a SIDR reply was dropped" test -n "$seen"
+# sidr_dropped HOST...: until one of HOSTs (a here, b the peer) dropped a
+# SIDR reply, 30 s at most; A is asked first: the server's host (A in this
+# pair) has its filter gone within a moment of the drop, seconds before the
+# client's kernel asks again.
+sidr_dropped() {
+  local until=$((SECONDS + 30)) h n
+  while [ $SECONDS -lt $until ]; do
+    for h in "$@"; do
+      if [ "$h" = a ]; then n=$(bash -c "$dropped"); else n=$("$ON_PEER" run bash -c "$dropped"); fi
+      [ "${n:-0}" -gt 0 ] 2>/dev/null && return 0
+    done
+  done
+  return 1
+}
+check "a SIDR reply was dropped" sidr_dropped a b
 clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 ud_pair_ok="$common"' and [(r["ok"], r["pings"]) for r in d["results"]] == [(True, 2)]'
 rc=0; wait_bg sweep 60 || rc=$?
@@ -214,9 +220,7 @@ check "sweep's ud: the client's answer came with its second request, seconds on"
 peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -c 2 -C 10 --timeout 15000 -j 2>/tmp/srv.err; rc=$?; echo @@stderr; cat /tmp/srv.err; exit $rc'
 peer_wait_cm LISTEN 7174 || fail "udaddy server on B listens on port 7174"
 start_bg cli /usr/bin/udaddy -s "$PEER" -c 2 -C 10
-until=$((SECONDS + 30)) seen=
-while [ -z "$seen" ] && [ $SECONDS -lt $until ]; do [ "$(sidr_dropped_on b)" -gt 0 ] 2>/dev/null && seen=b; done
-check "udaddy: a SIDR reply of B's was dropped" test -n "$seen"
+check "udaddy: a SIDR reply of B's was dropped" sidr_dropped b
 "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 rc=0; wait_bg cli 40 || rc=$?
 check "udaddy (rdma-core's client), the first SIDR reply lost: every datagram came back" \
