@@ -274,6 +274,36 @@ for bad in "--outlier-factor nan report" "report --outlier-factor inf" "report -
   run fabric-sweep $bad "$WORK/sweep.jsonl"
   check "fabric-sweep $bad: a usage error (2)" test "$rc" -eq 2
 done
+# The report judges as the sweep did: a bw sweep run with --bw-fraction 0.2
+# (its ranks' documents say so) passes as rank 0 passed it; the option
+# given to the report, before or after "report", judges otherwise.
+/usr/bin/python3 - "$WORK/bw.jsonl" <<'PY'
+import json, sys
+hosts = ["a", "b", "c", "d"]
+def pair(s, c, gbps):
+    d = {"bytes": int(gbps * 1e9 / 8), "elapsed_us": 1e6, "gbps": gbps}
+    p = {"kind": "pair", "check": "bw", "ok": True, "error": None, "sweep": 1, "round": 1, "retest": False,
+         "server": s, "client": c, "side": "client", "elapsed_us": 1e6, "latency": None,
+         "bandwidth": {"server_to_client": d, "client_to_server": d}}
+    return {"tool": "fabric-sweep", "event": "result", "result": p}
+lines = [pair("a", "b", 95), pair("a", "c", 96), pair("a", "d", 24), pair("b", "c", 95), pair("b", "d", 24), pair("c", "d", 24)]
+lines += [{"tool": "fabric-sweep", "role": "rank", "host": h, "ok": True, "error": None, "exit_code": 0,
+           "options": {"outlier_factor": 2.5, "bw_fraction": 0.2, "expect_gbps": None}, "results": []} for h in hosts]
+with open(sys.argv[1], "w") as f:
+    for l in lines:
+        f.write(json.dumps(l) + "\n")
+PY
+run fabric-sweep report "$WORK/bw.jsonl"
+check "fabric-sweep report: a bw sweep judged by its own --bw-fraction 0.2 passes, and says so" \
+  test "$rc" -eq 0 -a -n "$(grep "note: judged by the sweep's own --bw-fraction 0.2;" "$WORK/out")"
+run fabric-sweep report -j "$WORK/bw.jsonl"
+check "fabric-sweep report -j: the options it judged by" doc 'd["options"]["bw_fraction"] == 0.2 and d["summary"]["slow"] == 0'
+for given in "report --bw-fraction 0.93" "--bw-fraction 0.93 report"; do
+  # shellcheck disable=SC2086
+  run fabric-sweep $given "$WORK/bw.jsonl"
+  check "fabric-sweep $given: the report's own fraction, d's three pairs slow (1)" \
+    test "$rc" -eq 1 -a -n "$(grep 'pairs: 3 ok, 3 slow' "$WORK/out")"
+done
 for bad in "report --hosts a,b" "--rank 1 report" "report --retests 2" "health --hosts a,b" "health --retests 2" \
   "health --repeat 3" "health --check ud" "health --group 239.1.1.1" "health --rank 0"; do
   # shellcheck disable=SC2086

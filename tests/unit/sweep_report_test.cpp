@@ -402,6 +402,55 @@ TEST(sweep_report_bw, slow_pairs_all_over_the_fleet_are_named_as_its_spread) {
   EXPECT_FALSE(has_note(sweep::merge(noisy, expect), "the slow pairs take"));
 }
 
+TEST(sweep_report_bw, the_report_judges_as_the_sweep_did_unless_told_otherwise) {
+  // A sweep run with --bw-fraction 0.2 (a fleet known to vary): its ranks'
+  // documents say so, and the report judges by it, as rank 0 did.
+  auto document = [](const std::string& host, const nlohmann::json& fraction, const nlohmann::json& expect = nullptr) {
+    return nlohmann::json{{"tool", "fabric-sweep"}, {"role", "rank"}, {"host", host}, {"ok", true}, {"error", nullptr},
+                          {"options", {{"outlier_factor", 2.5}, {"bw_fraction", fraction}, {"expect_gbps", expect}}},
+                          {"results", nlohmann::json::array()}}
+        .dump();
+  };
+  std::vector<std::string> lines{bw_line("a", "b", 95, 94), bw_line("a", "c", 96, 95), bw_line("a", "d", 24, 95),
+                                 bw_line("b", "c", 95, 96), bw_line("b", "d", 24, 95), bw_line("c", "d", 24, 96)};
+  auto with = [&](std::vector<std::string> docs) {
+    docs.insert(docs.begin(), lines.begin(), lines.end());
+    return docs;
+  };
+  const sweep::verdict_given none{false, false, false};
+  auto m = sweep::merge(with({document("a", 0.2), document("b", 0.2)}), defaults, std::nullopt, none);
+  EXPECT_EQ(m.count(pair_state::slow), 0u);
+  EXPECT_DOUBLE_EQ(m.verdict.bw_fraction, 0.2);
+  EXPECT_TRUE(has_note(m, "judged by the sweep's own --bw-fraction 0.2;")) << ::testing::PrintToString(m.notes);
+  nlohmann::json doc;
+  sweep::options opt;
+  opt.mode = sweep::mode::report;
+  sweep::to_json(doc, opt, m);
+  EXPECT_DOUBLE_EQ(doc["options"]["bw_fraction"].get<double>(), 0.2) << "the options it judged by";
+  // The sweep's --expect-gbps too.
+  auto expected = sweep::merge(with({document("a", 0.2, 50)}), defaults, std::nullopt, none);
+  EXPECT_EQ(expected.count(pair_state::slow), 3u);
+  EXPECT_TRUE(has_note(expected, "--bw-fraction 0.2, --expect-gbps 50;")) << ::testing::PrintToString(expected.notes);
+  // An option given to the report is its own: the sweep's does not count.
+  auto told = sweep::merge(with({document("a", 0.2)}), defaults, std::nullopt, {false, true, false});
+  EXPECT_EQ(told.count(pair_state::slow), 3u);
+  EXPECT_DOUBLE_EQ(told.verdict.bw_fraction, 0.93);
+  EXPECT_FALSE(has_note(told, "judged by the sweep's own")) << ::testing::PrintToString(told.notes);
+  // Ranks that ran with different options: the first document's stand, and a note says so.
+  auto mixed = sweep::merge(with({document("a", 0.2), document("b", 0.93)}), defaults, std::nullopt, none);
+  EXPECT_EQ(mixed.count(pair_state::slow), 0u);
+  EXPECT_TRUE(has_note(mixed, "its ranks' documents disagree")) << ::testing::PrintToString(mixed.notes);
+  // A document that lies (out of the option's range, not a number) is not
+  // a sweep's option: the report's own stand.
+  for (const auto& bad : {nlohmann::json(7), nlohmann::json("0.2"), nlohmann::json(-1), nlohmann::json(nullptr)}) {
+    auto lied = sweep::merge(with({document("a", bad)}), defaults, std::nullopt, none);
+    EXPECT_EQ(lied.count(pair_state::slow), 3u) << bad.dump();
+    EXPECT_DOUBLE_EQ(lied.verdict.bw_fraction, 0.93) << bad.dump();
+  }
+  // No documents (every rank killed): the report's own options.
+  EXPECT_EQ(sweep::merge(lines, defaults, std::nullopt, none).count(pair_state::slow), 3u);
+}
+
 TEST(sweep_report_bw, a_retest_beside_fewer_pairs_is_judged_by_the_rounds_bar_not_part_of_it) {
   // Five hosts in rounds of two pairs, 0.020-0.024 Gb/s each (emulated
   // guests sharing their host's cores), b-e a link below its rate. The

@@ -124,9 +124,10 @@ void add_options(CLI::App& app, options& opt) {
   std::vector<CLI::Option*> run_only{hosts,   rank,     address,  address_file, port,           run_check,
                                      acm_service, group, count, size,    duration,     unidirectional, quick,
                                      pairs,   timeout,  pair_timeout, retests, repeat,  interval};
-  rep->callback([&opt, run_only] {
+  rep->callback([&opt, run_only, outlier_factor, bw_fraction, expect_gbps] {
     refuse_given(run_only, "fabric-sweep report");
     opt.mode = mode::report;
+    opt.report.given = {outlier_factor->count() > 0, bw_fraction->count() > 0, expect_gbps->count() > 0};
   });
 
   auto* health = app.add_subcommand(

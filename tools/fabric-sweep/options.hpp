@@ -45,6 +45,13 @@ struct run_options {
   }
 };
 
+/// Which of the verdict's options (verdict_options) a command line gave:
+/// the report judges by the sweep's own, as its ranks' documents record
+/// them, for the others. All given by default: judge by what is asked.
+struct verdict_given {
+  bool outlier_factor = true, bw_fraction = true, expect_gbps = true;
+};
+
 struct report_options {
   std::vector<std::string> files;  ///< input files; none: stdin
   std::string check;               ///< --check: the check to report (default: the first pair line's)
@@ -54,6 +61,7 @@ struct report_options {
   std::string csv;                 ///< --csv FILE: one row per pair
   std::string outliers;            ///< --outliers FILE: the bad pairs as ROUND HOSTA HOSTB lines
   std::string topology;            ///< --topology FILE: Slurm's topology.conf, the page's groups
+  verdict_given given;             ///< the verdict's options given after "report"
 };
 
 /// What makes a pair slow (verdict.cpp): the run's re-tests and the
@@ -62,6 +70,8 @@ struct verdict_options {
   double outlier_factor = 2.5;        ///< --outlier-factor: latency checks, times the fleet's median
   double bw_fraction = 0.93;          ///< --bw-fraction: bw, of the fleet's 90th percentile
   std::optional<double> expect_gbps;  ///< --expect-gbps: bw, an absolute floor
+
+  bool operator==(const verdict_options&) const = default;
 };
 
 /// What the health check expects of this host's ports (NHC's check_hw_ib).

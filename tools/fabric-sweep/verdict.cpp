@@ -58,6 +58,14 @@ bool fleet_bar::lowered_by_spread() const {
   return best_gbps && spread_gbps && *spread_gbps < bw_fraction * *best_gbps;
 }
 
+verdict_options report_verdict(const verdict_options& asked, const verdict_given& given,
+                               const std::optional<verdict_options>& sweeps) {
+  if (!sweeps) return asked;
+  return {given.outlier_factor ? asked.outlier_factor : sweeps->outlier_factor,
+          given.bw_fraction ? asked.bw_fraction : sweeps->bw_fraction,
+          given.expect_gbps ? asked.expect_gbps : sweeps->expect_gbps};
+}
+
 fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_options& o) {
   fleet_bar bar;
   switch (kind_of(c).judged) {

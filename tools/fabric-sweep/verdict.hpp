@@ -40,6 +40,13 @@ struct fleet_bar {
   [[nodiscard]] bool lowered_by_spread() const;
 };
 
+/// The options a report judges by: each one its command line gave
+/// (`given`, the values in `asked`), else the sweep's own when its ranks'
+/// documents record them (`sweeps`), else the default (in `asked`): a
+/// sweep run with --bw-fraction 0.5 is reported as it was judged.
+verdict_options report_verdict(const verdict_options& asked, const verdict_given& given,
+                               const std::optional<verdict_options>& sweeps);
+
 /// The rule of each check, in one place: a latency check's pair is slow
 /// above `outlier_factor` times the fleet's median p50 and 3 scaled MADs
 /// above it (judged with three pairs or more, so that noise and a fleet

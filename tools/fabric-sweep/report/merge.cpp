@@ -149,6 +149,14 @@ struct run_store {
   std::unordered_map<std::size_t, std::vector<meeting>> retests;  // by triangle()
   bool partial_plan = false;  // a rank met only some hosts (--quick, --pairs)
   std::unordered_set<std::size_t> planned;  // then: the pairs its ranks planned, by triangle()
+  std::optional<verdict_options> verdict;  // what its first rank document judged by
+  bool judged_differently = false;         // another rank's document gave other options
+
+  void take_verdict(const std::optional<verdict_options>& v) {
+    if (!v) return;
+    if (!verdict) verdict = v;
+    else if (*verdict != *v) judged_differently = true;
+  }
 };
 
 /// A line whose run is null, kept until the latest run is known.
@@ -157,6 +165,7 @@ struct orphan {
   std::vector<std::uint32_t> hosts;
   std::optional<double> sweep_us;
   std::vector<std::uint32_t> plan;  // a rank's host, then its planned peers (--quick, --pairs)
+  std::optional<verdict_options> verdict;
   std::vector<std::pair<side_in, side_record>> pairs;  // the records' texts in `texts`
   std::vector<std::string> texts;
 };
@@ -319,6 +328,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     o.hosts = s.host_ids(w.hosts);
     o.sweep_us = w.sweep_us;
     o.plan = s.plan_of(w);
+    o.verdict = w.verdict;
     for (const auto& p : w.pairs) {
       if (!s.wanted(p.check)) continue;
       o.texts.emplace_back(p.error);
@@ -333,11 +343,36 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
   if (!w.hosts.empty()) s.take_hosts(r, s.host_ids(w.hosts));
   if (w.sweep_us) r.sweep_us = std::max(r.sweep_us.value_or(0.0), *w.sweep_us);
   state::take_plan(r, s.plan_of(w));
+  r.take_verdict(w.verdict);
   for (const auto& p : w.pairs)
     if (s.wanted(p.check)) s.absorb(r, {s.host(p.server), s.host(p.client), &p});
 }
 
 namespace {
+
+/// When the verdict took an option of the check from the sweep's ranks
+/// and it differs from the report's own value, or the ranks disagreed: a
+/// note saying so, for a reader who compares the report with rank 0's
+/// verdict or with another report.
+std::optional<std::string> judged_by_note(check c, const verdict_options& asked, const verdict_given& given,
+                                          const std::optional<verdict_options>& sweeps, bool differently) {
+  if (!sweeps) return std::nullopt;
+  std::vector<std::string> taken;
+  if (kind_of(c).judged == judged_by::time && !given.outlier_factor && sweeps->outlier_factor != asked.outlier_factor)
+    taken.push_back(fmt::format("--outlier-factor {}", sweeps->outlier_factor));
+  if (kind_of(c).judged == judged_by::bandwidth) {
+    if (!given.bw_fraction && sweeps->bw_fraction != asked.bw_fraction)
+      taken.push_back(fmt::format("--bw-fraction {}", sweeps->bw_fraction));
+    if (!given.expect_gbps && sweeps->expect_gbps != asked.expect_gbps)
+      taken.push_back(sweeps->expect_gbps ? fmt::format("--expect-gbps {}", *sweeps->expect_gbps)
+                                          : std::string("no --expect-gbps"));
+  }
+  if (taken.empty() && !differently) return std::nullopt;
+  std::string text = taken.empty() ? std::string("judged by the sweep's own options")
+                                   : fmt::format("judged by the sweep's own {}", fmt::join(taken, ", "));
+  if (differently) text += " (its ranks' documents disagree: the first one's stand)";
+  return text + "; an option given to the report judges otherwise";
+}
 
 bool better(check c, const merged_pair& x, const merged_pair& than) {
   auto fx = x.figure(), ft = than.figure();
@@ -348,7 +383,7 @@ bool better(check c, const merged_pair& x, const merged_pair& than) {
 
 }  // namespace
 
-matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines) {
+matrix matrix_builder::finish(const verdict_options& asked, const line_counts& lines, const verdict_given& given) {
   auto& s = *s_;
   matrix m;
   m.check = s.only.value_or(check::ping);
@@ -389,6 +424,7 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
     if (!orphan_line.hosts.empty()) s.take_hosts(run, std::move(orphan_line.hosts));
     if (orphan_line.sweep_us) run.sweep_us = std::max(run.sweep_us.value_or(0.0), *orphan_line.sweep_us);
     state::take_plan(run, orphan_line.plan);
+    run.take_verdict(orphan_line.verdict);
     for (std::size_t i = 0; i < orphan_line.pairs.size(); ++i) {
       auto& [in, rec] = orphan_line.pairs[i];
       rec.error = orphan_line.texts[i];
@@ -524,6 +560,10 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
           !run.planned.contains(triangle(std::min(order[p.a], order[p.b]), std::max(order[p.a], order[p.b]))))
         p.state = pair_state::unplanned;
   m.sweep_us = run.sweep_us;
+  m.verdict = report_verdict(asked, given, run.verdict);
+  const auto& o = m.verdict;
+  auto sweeps_verdict = run.verdict;
+  bool judged_differently = run.judged_differently;
   run = {};  // the records' memory, before the verdicts
 
   // Slow pairs, by the rule of the check (the run's re-tests use it too).
@@ -561,10 +601,12 @@ matrix matrix_builder::finish(const verdict_options& o, const line_counts& lines
                                   "judged",
                                   unplanned, m.pairs.size()));
   if (auto note = spread_note(m, std::move(fleet), o)) m.notes.push_back(std::move(*note));
+  if (auto note = judged_by_note(m.check, asked, given, sweeps_verdict, judged_differently)) m.notes.push_back(std::move(*note));
   return m;
 }
 
-matrix merge(const std::vector<std::string>& lines, const verdict_options& o, std::optional<check> only) {
+matrix merge(const std::vector<std::string>& lines, const verdict_options& o, std::optional<check> only,
+             const verdict_given& given) {
   matrix_builder b(only);
   line_joiner j([&](std::string_view label, std::string_view json) { b.add(label, json); });
   for (const auto& l : lines) {
@@ -572,7 +614,7 @@ matrix merge(const std::vector<std::string>& lines, const verdict_options& o, st
     j.feed("\n");
   }
   j.finish();
-  return b.finish(o, j.counts());
+  return b.finish(o, j.counts(), given);
 }
 
 }  // namespace sweep

@@ -187,6 +187,27 @@ side_record side_of(const element& e) {
   return r;
 }
 
+/// A number within [lo, hi], else nothing.
+std::optional<double> number_within(const object& o, std::string_view key, double lo, double hi) {
+  auto e = field(o, key);
+  double d = 0;
+  if (!e || e->get_double().get(d) != simdjson::SUCCESS || !(d >= lo && d <= hi)) return std::nullopt;
+  return d;
+}
+
+/// The verdict options a rank's document gives, each within the range its
+/// option takes (options.cpp); nothing when one is not.
+std::optional<verdict_options> verdict_of(const object& line) {
+  object o;
+  if (auto e = field(line, "options"); !e || e->get_object().get(o) != simdjson::SUCCESS) return std::nullopt;
+  auto factor = number_within(o, "outlier_factor", 1.0, 1000.0), fraction = number_within(o, "bw_fraction", 0.01, 1.0);
+  auto expect = field(o, "expect_gbps");
+  if (!factor || !fraction || !expect) return std::nullopt;
+  verdict_options v{*factor, *fraction, std::nullopt};
+  if (!expect->is_null() && !(v.expect_gbps = number_within(o, "expect_gbps", 0.001, 1e6))) return std::nullopt;
+  return v;
+}
+
 run_tag run_of(const object& o) {
   auto e = field(o, "run");
   if (!e) return {};
@@ -257,6 +278,7 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.pairs.clear();
   s.word.plan_host = {};
   s.word.plan_peers.clear();
+  s.word.verdict.reset();
   s.word.malformed = 0;
   s.buffer.assign(json);
   s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
@@ -314,6 +336,7 @@ const line_word& line_reader::read(std::string_view json) {
   std::string_view role;
   // A report's own document has results of another shape: not a rank's word.
   if (line["role"].get(role) == simdjson::SUCCESS && role == "report") return s.word;
+  s.word.verdict = verdict_of(line);
   simdjson::dom::array results;
   if (auto e = field(line, "results"); e && e->get_array().get(results) == simdjson::SUCCESS)
     for (auto item : results) {

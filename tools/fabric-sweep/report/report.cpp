@@ -69,6 +69,15 @@ std::string error_word(const matrix& m, const merged_pair& p) {
   }
 }
 
+/// The report's options, the verdict's as it judged (report_verdict).
+json report_options_json(const options& opt, const matrix& m) {
+  auto j = options_json(opt);
+  j["outlier_factor"] = m.verdict.outlier_factor;
+  j["bw_fraction"] = m.verdict.bw_fraction;
+  j["expect_gbps"] = fabric::value_or_null(m.verdict.expect_gbps);
+  return j;
+}
+
 }  // namespace
 
 fabric::verdict judge(const matrix& m) {
@@ -106,7 +115,7 @@ void each_result(const matrix& m, const fabric::result_sink& sink) {
 
 void to_json(json& j, const options& opt, const matrix& m) {
   j["role"] = "report";
-  j["options"] = options_json(opt);
+  j["options"] = report_options_json(opt, m);
   bool bw = measures_bandwidth(m.check);
   // The results are each_result's, written as the document is.
   json worst = json::array();
@@ -157,7 +166,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
     fd.reset();
   }
   lines.finish();
-  m = builder.finish(opt.verdict, lines.counts());
+  m = builder.finish(opt.verdict, lines.counts(), r.given);
 
   auto write = [](const std::string& path, auto&& render) {
     if (path.empty()) return;
@@ -168,7 +177,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   };
   write(r.html, [&] {
     page_context ctx;
-    ctx.options = fabric::dump_json(options_json(opt));
+    ctx.options = fabric::dump_json(report_options_json(opt, m));
     ctx.generated = fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
     ctx.groups = topology ? groups_of_topology(*topology, m.hosts) : groups_of_names(m.hosts);
     return html_page(m, ctx);

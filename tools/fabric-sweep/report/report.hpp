@@ -109,6 +109,9 @@ struct line_word {
   /// host and those peers; plan_host empty when it meets every other.
   std::string_view plan_host;
   std::vector<std::string_view> plan_peers;
+  /// What a rank's document says it judged pairs by (its --outlier-factor,
+  /// --bw-fraction and --expect-gbps), when every one is in range.
+  std::optional<verdict_options> verdict;
   std::size_t malformed = 0;      ///< pair entries skipped for a wrong type or value
 };
 
@@ -178,6 +181,7 @@ struct matrix {
   std::vector<std::string> hosts;
   std::vector<merged_pair> pairs;    ///< every pair of hosts, in host order: (0,1), (0,2), ..., (1,2), ...
   std::vector<std::string> errors;   ///< the pairs' error texts, each once
+  verdict_options verdict;           ///< the options the verdicts judged by (report_verdict)
   fleet_bar bar;                     ///< what the verdicts judged by
   /// The fewest hosts that account for the bad pairs, most bad pairs first
   /// (worst_hosts), each with its bad pairs.
@@ -219,8 +223,10 @@ public:
 
   /// One JSON text, and the label it came with (a rank's stream).
   void add(std::string_view label, std::string_view json);
-  /// The matrix, judged by `o`. `lines` are the reader's counts.
-  matrix finish(const verdict_options& o, const line_counts& lines = {});
+  /// The matrix, judged by `o`, but for the options not `given`: those
+  /// the kept run's ranks judged by (report_verdict). `lines` are the
+  /// reader's counts.
+  matrix finish(const verdict_options& o, const line_counts& lines = {}, const verdict_given& given = {});
 
 private:
   struct state;
@@ -230,7 +236,7 @@ private:
 /// Merges whole lines (any prefix before the first '{' stripped, srun's
 /// pieces joined): the tests' and the fuzzer's way in.
 matrix merge(const std::vector<std::string>& lines, const verdict_options& o,
-             std::optional<check> only = std::nullopt);
+             std::optional<check> only = std::nullopt, const verdict_given& given = {});
 
 /// The report's verdict: ok when every pair passed.
 fabric::verdict judge(const matrix& m);
