@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -27,6 +28,10 @@ constexpr std::uint32_t recv_slots = 8;
 constexpr std::uint32_t echo_slots = 8;
 /// Bytes of the datagram's number at its start.
 constexpr std::uint32_t number_bytes = sizeof(std::uint64_t);
+/// How long a client waits for the server's SIDR answer before it sends
+/// another request beside the first: the kernel asks again only after some
+/// 4 s, so a lost answer would fail a pair whose --timeout is shorter.
+constexpr std::chrono::milliseconds ask_again_after{1000};
 
 std::uint32_t datagram_bytes(const datagram_plan& plan) { return std::max(plan.size, number_bytes); }
 
@@ -64,7 +69,9 @@ struct ud_client {
 
 /// One SIDR exchange: resolves, creates the endpoint, and asks the server
 /// (the request carrying `key`), waiting for its answer as long as
-/// `answer` allows. A server that does not listen yet throws
+/// `answer` allows; every ask_again_after without one, another request
+/// goes (the server answers each request with the pair's key alike), and
+/// the first answer stands. A server that does not listen yet throws
 /// error(connect_failed).
 std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_limit& limit, const wait_limit& answer,
                                         std::span<const std::byte> key) {
@@ -88,9 +95,31 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_li
   param.private_data_len = static_cast<std::uint8_t>(key.size());
   std::string what = fmt::format("the UD server at {} port {}", printable(plan.addr), plan.port);
   check_rc(rdma_connect(c->id.get(), &param), fmt::format("rdma_connect {}", printable(plan.addr)));
-  for (auto answer_by = answer.next();;) {
-    auto ev = c->channel.next(answer_by);
-    if (!ev) throw error(exit_code::timeout, fmt::format("no answer from {} in time", what));
+  // Further requests: each resolved on a channel of its own (within the
+  // answer's wait), then moved to the client's, where its answer comes as
+  // the first request's would. One that cannot be made leaves the others
+  // to be answered.
+  std::vector<cm_id> asked_again;
+  auto ask_again = [&](const deadline& answer_by) {
+    try {
+      cm_channel resolving;
+      cm_id again = resolving.create_id(RDMA_PS_UDP);
+      resolve_addr_route(resolving, again.get(), addrs.src_addr(), addrs.dst_addr(), limit.until(answer_by));
+      c->channel.adopt(again.get());
+      check_rc(rdma_connect(again.get(), &param), fmt::format("rdma_connect {}", printable(plan.addr)));
+      asked_again.push_back(std::move(again));
+    } catch (const error& e) {
+      if (e.ends_run()) throw;
+    }
+  };
+  for (auto answer_by = answer.next(), again_at = deadline::after(ask_again_after);;) {
+    auto ev = c->channel.next(answer_by.min(again_at));
+    if (!ev && answer_by.expired()) throw error(exit_code::timeout, fmt::format("no answer from {} in time", what));
+    if (!ev) {
+      ask_again(answer_by);
+      again_at = deadline::after(ask_again_after);
+      continue;
+    }
     if (ev->type() == RDMA_CM_EVENT_ESTABLISHED) {
       const auto& ud = ev->ud();
       c->server.ah = c->ep->create_ah(ud.ah_attr);
