@@ -223,10 +223,10 @@ public:
 
   /// One JSON text, and the label it came with (a rank's stream).
   void add(std::string_view label, std::string_view json);
-  /// The matrix, judged by `o`, but for the options not `given`: those
-  /// the kept run's ranks judged by (report_verdict). `lines` are the
-  /// reader's counts.
-  matrix finish(const verdict_options& o, const line_counts& lines = {}, const verdict_given& given = {});
+  /// The matrix, judged by the options `asked`, but for those not
+  /// `given`: the ones the kept run's ranks judged by (report_verdict).
+  /// `lines` are the reader's counts.
+  matrix finish(const verdict_options& asked, const line_counts& lines = {}, const verdict_given& given = {});
 
 private:
   struct state;
