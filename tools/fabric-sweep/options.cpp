@@ -92,13 +92,13 @@ void add_options(CLI::App& app, options& opt) {
   auto& v = opt.verdict;
   auto* outlier_factor = app.add_option("--outlier-factor", v.outlier_factor,
                  "Latency checks: a pair is slow when its median time is this many times the fleet's (and 3 MADs above it)")
-      ->transform(fabric::cli::real(1.0, 1000.0))->capture_default_str();
+      ->transform(fabric::cli::real(outlier_factor_range.lo, outlier_factor_range.hi))->capture_default_str();
   auto* bw_fraction = app.add_option("--bw-fraction", v.bw_fraction,
                  "bw: a pair is slow below this fraction of the fleet's 90th percentile (lowered to a varying "
                  "fleet's spread, a third at most)")
-      ->transform(fabric::cli::real(0.01, 1.0))->capture_default_str();
+      ->transform(fabric::cli::real(bw_fraction_range.lo, bw_fraction_range.hi))->capture_default_str();
   auto* expect_gbps = app.add_option("--expect-gbps", v.expect_gbps, "bw: a pair is slow below this many Gb/s, whatever the fleet's")
-      ->transform(fabric::cli::real(0.001, 1e6))->type_name("GBPS");
+      ->transform(fabric::cli::real(expect_gbps_range.lo, expect_gbps_range.hi))->type_name("GBPS");
 
   auto* rep = app.add_subcommand("report", "Merge the lines of every host into one matrix, JSON and HTML");
   rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")

@@ -64,6 +64,16 @@ struct report_options {
   verdict_given given;             ///< the verdict's options given after "report"
 };
 
+/// The values each verdict option takes, on a command line and in a rank's
+/// document (the report reads them back from there).
+struct option_range {
+  double lo, hi;
+  [[nodiscard]] constexpr bool holds(double v) const noexcept { return v >= lo && v <= hi; }
+};
+inline constexpr option_range outlier_factor_range{1.0, 1000.0};
+inline constexpr option_range bw_fraction_range{0.01, 1.0};
+inline constexpr option_range expect_gbps_range{0.001, 1e6};
+
 /// What makes a pair slow (verdict.cpp): the run's re-tests and the
 /// report's verdicts both judge by these.
 struct verdict_options {

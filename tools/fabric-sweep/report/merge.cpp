@@ -562,8 +562,7 @@ matrix matrix_builder::finish(const verdict_options& asked, const line_counts& l
   m.sweep_us = run.sweep_us;
   m.verdict = report_verdict(asked, given, run.verdict);
   const auto& o = m.verdict;
-  auto sweeps_verdict = run.verdict;
-  bool judged_differently = run.judged_differently;
+  auto verdict_note = judged_by_note(m.check, asked, given, run.verdict, run.judged_differently);
   run = {};  // the records' memory, before the verdicts
 
   // Slow pairs, by the rule of the check (the run's re-tests use it too).
@@ -601,7 +600,7 @@ matrix matrix_builder::finish(const verdict_options& asked, const line_counts& l
                                   "judged",
                                   unplanned, m.pairs.size()));
   if (auto note = spread_note(m, std::move(fleet), o)) m.notes.push_back(std::move(*note));
-  if (auto note = judged_by_note(m.check, asked, given, sweeps_verdict, judged_differently)) m.notes.push_back(std::move(*note));
+  if (verdict_note) m.notes.push_back(std::move(*verdict_note));
   return m;
 }
 

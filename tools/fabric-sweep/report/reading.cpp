@@ -187,24 +187,25 @@ side_record side_of(const element& e) {
   return r;
 }
 
-/// A number within [lo, hi], else nothing.
-std::optional<double> number_within(const object& o, std::string_view key, double lo, double hi) {
+/// A number within `range`, else nothing.
+std::optional<double> number_within(const object& o, std::string_view key, option_range range) {
   auto e = field(o, key);
   double d = 0;
-  if (!e || e->get_double().get(d) != simdjson::SUCCESS || !(d >= lo && d <= hi)) return std::nullopt;
+  if (!e || e->get_double().get(d) != simdjson::SUCCESS || !range.holds(d)) return std::nullopt;
   return d;
 }
 
 /// The verdict options a rank's document gives, each within the range its
-/// option takes (options.cpp); nothing when one is not.
+/// option takes; nothing when one is not.
 std::optional<verdict_options> verdict_of(const object& line) {
   object o;
   if (auto e = field(line, "options"); !e || e->get_object().get(o) != simdjson::SUCCESS) return std::nullopt;
-  auto factor = number_within(o, "outlier_factor", 1.0, 1000.0), fraction = number_within(o, "bw_fraction", 0.01, 1.0);
+  auto factor = number_within(o, "outlier_factor", outlier_factor_range);
+  auto fraction = number_within(o, "bw_fraction", bw_fraction_range);
   auto expect = field(o, "expect_gbps");
   if (!factor || !fraction || !expect) return std::nullopt;
   verdict_options v{*factor, *fraction, std::nullopt};
-  if (!expect->is_null() && !(v.expect_gbps = number_within(o, "expect_gbps", 0.001, 1e6))) return std::nullopt;
+  if (!expect->is_null() && !(v.expect_gbps = number_within(o, "expect_gbps", expect_gbps_range))) return std::nullopt;
   return v;
 }
 
