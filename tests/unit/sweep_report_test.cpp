@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <sstream>
@@ -606,6 +607,72 @@ TEST(sweep_render, the_page_draws_cells_when_small_and_an_overview_when_big) {
   EXPECT_NE(big.find("id=\"filter\""), std::string::npos);
   EXPECT_NE(big.find("<td>h7</td>"), std::string::npos) << "the slow host's pairs are listed";
   EXPECT_EQ(big.find("http://"), big.find("http://www.w3.org/2000/svg")) << "no fetches";
+}
+
+/// The fills of the rects in `svg_id`'s SVG of `page`.
+std::vector<std::string> fills(const std::string& page, std::string_view svg_id) {
+  std::vector<std::string> out;
+  auto from = page.find(fmt::format("id=\"{}\"", svg_id));
+  auto to = page.find("</svg>", from);
+  for (auto at = page.find("<rect", from); at < to; at = page.find("<rect", at + 1)) {
+    auto f = page.find("fill=\"", at) + 6;
+    out.push_back(page.substr(f, page.find('"', f) - f));
+  }
+  return out;
+}
+
+/// Whether a heat fill is past the passing half of the scale (orange to red).
+bool warm(const std::string& fill) {
+  int r = 0, g = 0, b = 0;
+  return std::sscanf(fill.c_str(), "rgb(%d,%d,%d)", &r, &g, &b) == 3 && g < 180;
+}
+
+TEST(sweep_render, the_overview_colours_a_healthy_block_by_its_median_not_its_worst) {
+  // 130 hosts around 20 us, one passing pair in each block near the bar
+  // (45 us: under 2.5 x 20), and one slow pair.
+  std::vector<std::string> lines;
+  for (int i = 0; i < 130; ++i)
+    for (int k = i + 1; k < 130; ++k) {
+      double p50 = 20 + (i + k) % 3;
+      if ((i + k) % 17 == 0) p50 = 45;
+      if (i == 3 && k == 100) p50 = 200;
+      lines.push_back(line(fmt::format("h{:03}", i), fmt::format("h{:03}", k), true, p50));
+    }
+  auto m = sweep::merge(lines, defaults);
+  ASSERT_EQ(m.count(pair_state::slow), 1u);
+  auto page = sweep::html_page(m);
+  auto blocks = fills(page, "overview");
+  ASSERT_FALSE(blocks.empty());
+  // The slow pair's block and its mirror; every other block passes.
+  EXPECT_EQ(std::count_if(blocks.begin(), blocks.end(), warm), 2) << "only the slow pair's block is red";
+  EXPECT_LT(page.find("id=\"worst\""), page.find("id=\"overview\"")) << "the worst hosts come first";
+
+  // On the heat map of a few, a passing pair near the bar is yellow at
+  // most, a slow one red.
+  auto few = sweep::html_page(sweep::merge({line("a", "b", true, 20), line("a", "c", true, 21), line("b", "c", true, 49),
+                                            line("a", "d", true, 20), line("b", "d", true, 21), line("c", "d", true, 22),
+                                            line("a", "e", true, 20), line("b", "e", true, 21), line("c", "e", true, 20),
+                                            line("d", "e", true, 200)},
+                                           defaults));
+  auto cells = fills(few, "heatmap");
+  EXPECT_EQ(std::count(cells.begin(), cells.end(), "rgb(255,30,60)"), 2) << "d <-> e, both cells";
+  EXPECT_EQ(std::count_if(cells.begin(), cells.end(), warm), 2) << "b <-> c passes: not red";
+}
+
+TEST(sweep_render, a_bw_cell_is_red_only_for_the_direction_below_the_bar) {
+  std::vector<std::string> lines;
+  for (int i = 0; i < 6; ++i)
+    for (int k = i + 1; k < 6; ++k)
+      if (i != 0 || k != 5) lines.push_back(bw_line(fmt::format("h{}", i), fmt::format("h{}", k), 95 + i, 95 + k));
+  lines.push_back(bw_line("h0", "h5", 20, 95));  // h0 -> h5 slow, h5 -> h0 fine
+  auto m = sweep::merge(lines, defaults);
+  ASSERT_EQ(m.count(pair_state::slow), 1u);
+  auto page = sweep::html_page(m);
+  auto cells = fills(page, "heatmap");
+  EXPECT_EQ(std::count_if(cells.begin(), cells.end(), warm), 1);
+  std::size_t marks = 0;
+  for (auto at = page.find("!</text>"); at != std::string::npos; at = page.find("!</text>", at + 1)) ++marks;
+  EXPECT_EQ(marks, 1u) << "the human table's rule: ! below the bar";
 }
 
 TEST(sweep_render, gauges_per_host_by_default_every_pair_on_request) {

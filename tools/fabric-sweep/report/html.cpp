@@ -1,9 +1,11 @@
 // The report as a self-contained HTML page. Up to cells_up_to hosts
 // an SVG heat map with a cell per ordered pair (its value written in it
 // while cells are wide enough); above that an overview of groups of hosts
-// (a switch's, a name prefix's), each block coloured by its worst pair,
-// and the bad pairs in a table with a filter. No network fetches; the one
-// script is inline, and the small page has none.
+// (a switch's, a name prefix's), a block with bad pairs coloured by its
+// worst and any other by its median pair, and the bad pairs in a table
+// with a filter. Passing pairs take the green-to-yellow half of the scale
+// and slow ones red, so that a colour never says worse than the verdict.
+// No network fetches; the one script is inline, and the small page has none.
 #include "report.hpp"
 
 #include "fabric/base/text.hpp"
@@ -48,12 +50,16 @@ double badness(const matrix& m, double figure) {
   return std::clamp((figure / median - 1) / std::max(m.bar.outlier_factor - 1, 0.01), 0.0, 1.0);
 }
 
-/// Green through yellow to red, continuously.
+/// Green through yellow to red, continuously: 0 to 0.5 for passing
+/// pairs (ok_heat), 1 for slow ones.
 std::string heat(double t) {
   int r = static_cast<int>(std::lround(t < 0.5 ? 60 + 390 * t : 255));
   int g = static_cast<int>(std::lround(t < 0.5 ? 180 : 180 - 300 * (t - 0.5)));
   return fmt::format("rgb({},{},60)", std::clamp(r, 0, 255), std::clamp(g, 0, 255));
 }
+
+/// A passing pair's colour: green at the fleet's middle, yellow at the bar.
+std::string ok_heat(const matrix& m, double figure) { return heat(badness(m, figure) / 2); }
 
 constexpr std::string_view failed_fill = "#222", missing_fill = "#bbb", unplanned_fill = "#eee";
 
@@ -69,12 +75,31 @@ std::optional<double> cell_figure(const matrix& m, const merged_pair& p, std::si
   return d ? std::optional(d->gbps) : std::nullopt;
 }
 
+/// Whether figure `f` is what made its pair slow: a bw direction below the
+/// bar (the other direction of a slow pair may be fine), any slow latency.
+bool slow_figure(const matrix& m, const merged_pair& p, std::optional<double> f) {
+  if (p.state != pair_state::slow) return false;
+  if (!measures_bandwidth(m.check) || !f) return true;
+  auto bar = m.bar.bar_gbps();
+  return !bar || *f < *bar;
+}
+
+/// The colour of pair `p` with figure `f` (a bw cell's: its direction's).
 std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double> f) {
   if (p.state == pair_state::failed) return std::string(failed_fill);
   if (p.state == pair_state::missing) return std::string(missing_fill);
   if (p.state == pair_state::unplanned) return std::string(unplanned_fill);
-  if (!f) return heat(p.state == pair_state::slow ? 1.0 : 0.0);
-  return heat(badness(m, *f));
+  if (slow_figure(m, p, f)) return heat(1.0);
+  return f ? ok_heat(m, *f) : heat(0.0);
+}
+
+/// How wide an SVG's column labels, rotated by -60 degrees, reach past the
+/// last column: half the longest label's length at `font` pixels.
+template <class Names>
+int label_overhang(const Names& names, int font) {
+  std::size_t longest = 0;
+  for (const auto& n : names) longest = std::max(longest, fabric::printable(n).size());
+  return static_cast<int>(longest) * font * 3 / 10;
 }
 
 std::string pair_title(const matrix& m, const merged_pair& p) {
@@ -93,10 +118,11 @@ std::string cells_svg(const matrix& m) {
   bool values = n <= 32;
   int cell = values ? 44 : n <= 60 ? 14 : 9;
   constexpr int label = 140;
+  int font = values ? 11 : 8;
   int size = label + static_cast<int>(n) * cell + 10;
   std::string svg = fmt::format(
-      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="heatmap" width="{0}" height="{0}" font-family="sans-serif" font-size="{1}">)x", size,
-      values ? 11 : 8);
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="heatmap" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
+      size + label_overhang(m.hosts, font), size, font);
   for (std::size_t i = 0; i < n; ++i) {
     auto h = escape(m.hosts[i]);
     int at = label + static_cast<int>(i) * cell + cell / 2;
@@ -108,23 +134,28 @@ std::string cells_svg(const matrix& m) {
       if (row == col) continue;
       const auto& p = m.pair_of(row, col);
       auto f = cell_figure(m, p, row);
+      // A direction --unidirectional did not write: as the table's ".".
+      bool unmeasured = measures_bandwidth(m.check) && !f && (p.state == pair_state::ok || p.state == pair_state::slow);
       int x = label + static_cast<int>(col) * cell, y = label + static_cast<int>(row) * cell;
       svg += fmt::format(R"x(<g><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff"/>)x",
-                         pair_title(m, p), x, y, cell, cell, fill_of(m, p, f));
+                         pair_title(m, p), x, y, cell, cell, unmeasured ? std::string(unplanned_fill) : fill_of(m, p, f));
       std::string mark = p.state == pair_state::failed ? "&#x2715;" : p.state == pair_state::missing ? "?" : "";
+      if (unmeasured) mark = ".";
+      bool slow = slow_figure(m, p, f);
       if (values && mark.empty() && f)
-        mark = fmt::format("{:.{}f}{}", *f, *f < 100 ? 1 : 0, p.state == pair_state::slow ? "!" : "");
-      else if (mark.empty() && p.state == pair_state::slow)
+        mark = fmt::format("{:.{}f}{}", *f, *f < 100 ? 1 : 0, slow ? "!" : "");
+      else if (mark.empty() && slow)
         mark = "!";
       if (!mark.empty())
-        svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="#fff" font-size="{}">{}</text>)x", x + cell / 2,
-                           y + cell / 2 + 4, values ? 11 : cell - 2, mark);
+        svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="{}" font-size="{}">{}</text>)x", x + cell / 2,
+                           y + cell / 2 + 4, unmeasured ? "#666" : "#fff", values ? 11 : cell - 2, mark);
       svg += "</g>";
     }
   return svg + "</svg>";
 }
 
-/// How bad a block's worst pair is: the order of states, then the figure.
+/// How bad a pair is, to find a block's worst: the order of states, then
+/// the figure.
 double rank_of(const matrix& m, const merged_pair& p) {
   switch (p.state) {
     case pair_state::failed: return 4;
@@ -135,46 +166,76 @@ double rank_of(const matrix& m, const merged_pair& p) {
   }
 }
 
+/// One block of the overview: the pairs between two groups (or within one).
+struct block {
+  std::size_t pairs = 0, bad = 0;
+  const merged_pair* worst = nullptr;
+  std::optional<double> median;  ///< of its planned pairs' figures
+};
+
+/// `figures` is scratch space, reused from block to block.
+block block_of(const matrix& m, const host_group& gx, const host_group& gy, bool same, std::vector<double>& figures) {
+  block out;
+  double worst_rank = -1;
+  figures.clear();
+  for (auto a : gx.hosts)
+    for (auto b : gy.hosts) {
+      if (a == b || (same && a > b)) continue;
+      const auto& p = m.pair_of(a, b);
+      if (auto r = rank_of(m, p); r > worst_rank) {
+        worst_rank = r;
+        out.worst = &p;
+      }
+      if (p.state == pair_state::unplanned) continue;
+      ++out.pairs;
+      if (is_bad(p.state)) ++out.bad;
+      if (auto f = p.figure()) figures.push_back(*f);
+    }
+  if (!figures.empty()) {
+    auto mid = figures.begin() + static_cast<std::ptrdiff_t>(figures.size() / 2);
+    std::nth_element(figures.begin(), mid, figures.end());
+    out.median = *mid;
+  }
+  return out;
+}
+
+/// A block with bad pairs takes its worst pair's colour; any other its
+/// median pair's: among a thousand passing pairs the worst is always near
+/// the bar, which would colour a healthy fleet as nearly failing.
 std::string overview_svg(const matrix& m, const std::vector<host_group>& groups) {
   auto g = groups.size();
   int cell = g <= 16 ? 40 : g <= 40 ? 20 : 12;
-  constexpr int label = 160;
+  constexpr int label = 160, font = 11;
   int size = label + static_cast<int>(g) * cell + 10;
+  std::vector<std::string> names;
+  for (const auto& group : groups) names.push_back(group.name);
   std::string svg = fmt::format(
-      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="overview" width="{0}" height="{0}" font-family="sans-serif" font-size="11">)x", size);
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="overview" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
+      size + label_overhang(names, font), size, font);
   for (std::size_t i = 0; i < g; ++i) {
     auto name = escape(groups[i].name);
     int at = label + static_cast<int>(i) * cell + cell / 2;
     svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{} ({})</text>)x", label - 6, at + 4, name, groups[i].hosts.size());
     svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, name);
   }
+  std::vector<double> figures;
   for (std::size_t x = 0; x < g; ++x) {
     fabric::throw_if_interrupted();
     for (std::size_t y = x; y < g; ++y) {
-      const merged_pair* worst = nullptr;
-      double worst_rank = -1;
-      std::size_t pairs = 0, bad = 0;
-      for (auto a : groups[x].hosts)
-        for (auto b : groups[y].hosts) {
-          if (a == b || (x == y && a > b)) continue;
-          const auto& p = m.pair_of(a, b);
-          if (p.state != pair_state::unplanned) ++pairs;
-          if (is_bad(p.state)) ++bad;
-          if (auto r = rank_of(m, p); r > worst_rank) {
-            worst_rank = r;
-            worst = &p;
-          }
-        }
-      if (!worst) continue;
-      auto title = fmt::format("{} &#xd7; {}: {} pairs, {} bad; worst: {}", escape(groups[x].name), escape(groups[y].name),
-                               pairs, bad, pair_title(m, *worst));
-      auto fill = fill_of(m, *worst, worst->figure());
+      auto b = block_of(m, groups[x], groups[y], x == y, figures);
+      if (!b.worst) continue;
+      auto title = fmt::format("{} &#xd7; {}: {} pairs, {} bad", escape(groups[x].name), escape(groups[y].name), b.pairs, b.bad);
+      if (b.median) title += fmt::format("; median {}", figure_text(m, *b.median));
+      title += "; worst: " + pair_title(m, *b.worst);
+      auto fill = b.bad > 0 || b.pairs == 0 ? fill_of(m, *b.worst, b.worst->figure())
+                                            : b.median ? ok_heat(m, *b.median) : heat(0.0);
       for (auto [col, row] : {std::pair{x, y}, std::pair{y, x}}) {
         int px = label + static_cast<int>(col) * cell, py = label + static_cast<int>(row) * cell;
         svg += fmt::format(R"x(<g><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff"/>)x", title,
                            px, py, cell, cell, fill);
-        if (bad > 0 && cell >= 20)
-          svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="#fff">{}</text>)x", px + cell / 2, py + cell / 2 + 4, bad);
+        if (b.bad > 0 && cell >= 20)
+          svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="#fff">{}</text>)x", px + cell / 2, py + cell / 2 + 4,
+                             b.bad);
         svg += "</g>";
         if (x == y) break;
       }
@@ -254,12 +315,12 @@ std::string html_page(const matrix& m, const page_context& ctx) {
   std::string scale_words;
   if (measures_bandwidth(m.check)) {
     auto bar = m.bar.bar_gbps();
-    scale_words = fmt::format("<span>{}</span><span class=\"scale\"></span><span>{} and below</span>",
+    scale_words = fmt::format("<span>{}</span><span class=\"scale\"></span><span>{}</span><span class=\"box\" style=\"background:{}\"></span>below the bar (slow)",
                               m.bar.best_gbps ? figure_text(m, *m.bar.best_gbps) + " (p90)" : std::string("best"),
-                              bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"));
+                              bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"), heat(1.0));
   } else {
-    scale_words = fmt::format("<span>{} (median)</span><span class=\"scale\"></span><span>{:g}&#xd7; and above</span>",
-                              figure_text(m, m.bar.fleet.median), m.bar.outlier_factor);
+    scale_words = fmt::format("<span>{} (median)</span><span class=\"scale\"></span><span>{:g}&#xd7;</span><span class=\"box\" style=\"background:{}\"></span>slow",
+                              figure_text(m, m.bar.fleet.median), m.bar.outlier_factor, heat(1.0));
   }
   std::string legend = fmt::format(
       R"x(<p class="legend">{}<span class="box" style="background:{}"></span>failed<span class="box" style="background:{}"></span>not reported{}</p>)x",
@@ -272,8 +333,9 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     body = cells_svg(m);
   } else {
     auto groups = ctx.groups.empty() ? groups_of_names(m.hosts) : ctx.groups;
-    body = fmt::format("<h2>Overview: {} groups of hosts, each block coloured by its worst pair</h2>\n{}", groups.size(),
-                       overview_svg(m, groups));
+    body = fmt::format("<h2>Overview: {} groups of hosts</h2>\n<p>A block with bad pairs has its worst pair's colour and their "
+                       "number; any other, its median pair's.</p>\n{}",
+                       groups.size(), overview_svg(m, groups));
   }
   auto bad = m.count(pair_state::slow) + m.count(pair_state::failed) + m.count(pair_state::missing);
   constexpr std::size_t most_rows = 20000;
@@ -292,11 +354,12 @@ std::string html_page(const matrix& m, const page_context& ctx) {
         bad, shown < bad ? fmt::format("The first {} of them (report --csv writes every pair). ", shown) : std::string(), filter,
         rows);
   }
+  // Where to look first, above the map: the worst hosts, a line or a few.
   std::string worst;
   for (std::size_t i = 0; i < m.worst.size() && i < 200; ++i)
-    worst += fmt::format("<li>{} &#x2014; in {} bad pair{}</li>", escape(m.worst[i].first), m.worst[i].second,
+    worst += fmt::format("{}{} ({} bad pair{})", i == 0 ? "" : ", ", escape(m.worst[i].first), m.worst[i].second,
                          m.worst[i].second == 1 ? "" : "s");
-  if (m.worst.size() > 200) worst += fmt::format("<li>and {} more</li>", m.worst.size() - 200);
+  if (m.worst.size() > 200) worst += fmt::format(" and {} more", m.worst.size() - 200);
   std::string notes;
   for (const auto& note : m.notes) notes += fmt::format("<li>{}</li>", escape(note));
   std::string when;
@@ -312,22 +375,22 @@ std::string html_page(const matrix& m, const page_context& ctx) {
                                           m.bar.fleet.median, m.bar.fleet.mad);
   return fmt::format(R"x(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {} hosts</title>
-<style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60),rgb(255,30,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>
+<style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>
 </head><body>
 <h1>fabric-sweep: {} hosts, {} pairs, check {}</h1>
 <p id="when">{}</p>
 <p id="options">Options: <code>{}</code></p>
 <p>{} ok, {} slow, {} failed, {} not reported. {}</p>
+<p id="worst">Worst hosts: {}.</p>
 {}
 {}
 {}
-<h2>Worst hosts</h2><ul>{}</ul>
 <h2>Notes</h2><ul>{}</ul>
 {}</body></html>
 )x",
                      n, n, m.planned(), check_name(m.check), when.empty() ? "time of the run unknown" : when,
                      escape(ctx.options), m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
-                     m.count(pair_state::missing), figures, legend, body, table, worst.empty() ? "<li>none</li>" : worst,
+                     m.count(pair_state::missing), figures, worst.empty() ? "none" : worst, legend, body, table,
                      notes.empty() ? "<li>none</li>" : notes, overview ? filter_script : std::string_view());
 }
 
