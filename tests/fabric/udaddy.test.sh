@@ -157,6 +157,22 @@ check "the client got every reply despite them" grep -q "^replies 10 of 10$" "$W
 check "the server counts the oversize datagrams" json_check "$WORK/srv.out" \
   'd["ok"] and d["results"][0]["received"] == 10 and d["results"][0]["oversize"] == 5 and d["results"][0]["lost"] == 0'
 check "the server names them on stderr" grep -q "dropped 5 datagrams larger than 64 bytes" "$WORK/srv.err"
+# A stranger's flood does not hold a server's wait open: its client sends
+# half of its messages and falls silent while the stranger floods the
+# server for 60 s; the server gives up its wait after --timeout without a
+# word from its client, as without the flood, and counts its loss.
+start_bg srv "$BIN/udaddy" -b "$ADDR" -C 10 --timeout 2000 -j
+if wait_cm_listen "$PORT"; then
+  start_bg flood "$BIN/../tests/ud_stranger" 10.254.254.1 "$ADDR" 10 100 100 60000
+  expect_bg srv 1 "a stranger's flood: the server ends with its loss" 45
+  check "a stranger's flood: it was still flooding then" kill -0 "${_bg_pid[flood]}"
+  check "a stranger's flood: the half that came, the loss and the strangers counted" json_check "$WORK/srv.out" \
+    'd["results"][0]["received"] == 5 and d["results"][0]["lost"] == 5 and d["results"][0]["strangers"] > 100'
+  stop_bg flood
+else
+  fail "a stranger's flood: the server did not listen"
+  stop_bg srv KILL
+fi
 ip addr del 10.254.254.1/32 dev "$DEV"
 
 finish

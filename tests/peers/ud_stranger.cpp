@@ -6,9 +6,13 @@
 // COUNT messages of SIZE bytes (default 100, udaddy's -S) and waits for
 // the server's COUNT replies: a server that took the stranger for its
 // client answers the stranger instead, and one whose receives cannot hold
-// the stranger's datagrams has lost its QP.
-//   ud_stranger FROM SERVER COUNT [SIZE [STRANGER_SIZE]]
-// Exits 0 when every reply came back, 1 when not, 2 on bad use.
+// the stranger's datagrams has lost its QP. With FLOOD_MS, the client
+// sends only half of its COUNT messages, and the stranger then floods the
+// server for FLOOD_MS without a pause: a server whose wait took strangers'
+// datagrams for its client's progress would wait as long as the flood.
+//   ud_stranger FROM SERVER COUNT [SIZE [STRANGER_SIZE [FLOOD_MS]]]
+// Exits 0 when every reply came back (with FLOOD_MS: once the flood is
+// over), 1 when not, 2 on bad use.
 #include "fabric/verbs/addr.hpp"
 #include "fabric/cm/cm.hpp"
 #include "fabric/base/handles.hpp"
@@ -24,6 +28,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -69,6 +74,21 @@ public:
 
   /// Sends `n` datagrams to `qpn` at `dgid` and waits for their completions.
   void send(const ibv_gid& dgid, std::uint32_t qpn, int n) {
+    fabric::address_handle ah = ah_to(dgid);
+    post(ah.get(), qpn, n);
+  }
+
+  /// Sends datagrams to `qpn` at `dgid` one batch after another until
+  /// `until`; returns how many.
+  std::uint64_t flood(const ibv_gid& dgid, std::uint32_t qpn, const fabric::deadline& until) {
+    fabric::address_handle ah = ah_to(dgid);
+    std::uint64_t sent = 0;
+    for (; !until.expired(); sent += 8) post(ah.get(), qpn, 8);
+    return sent;
+  }
+
+private:
+  fabric::address_handle ah_to(const ibv_gid& dgid) {
     ibv_ah_attr attr{};
     attr.is_global = 1;
     attr.grh.dgid = dgid;
@@ -77,6 +97,10 @@ public:
     attr.port_num = 1;
     fabric::address_handle ah(ibv_create_ah(pd_.get(), &attr));
     if (!ah) throw std::runtime_error("ibv_create_ah failed");
+    return ah;
+  }
+
+  void post(ibv_ah* ah, std::uint32_t qpn, int n) {
     for (int i = 0; i < n; ++i) {
       ibv_sge sge = buf_.sge(size_);
       ibv_send_wr wr{}, *bad = nullptr;
@@ -85,7 +109,7 @@ public:
       wr.send_flags = IBV_SEND_SIGNALED;
       wr.sg_list = &sge;
       wr.num_sge = 1;
-      wr.wr.ud.ah = ah.get();
+      wr.wr.ud.ah = ah;
       wr.wr.ud.remote_qpn = qpn;
       wr.wr.ud.remote_qkey = udp_qkey;
       if (ibv_post_send(qp_.get(), &wr, &bad) != 0) throw std::runtime_error("ibv_post_send failed");
@@ -98,7 +122,6 @@ public:
     }
   }
 
-private:
   std::uint32_t size_;
   int sgid_index_ = -1;
   fabric::protection_domain pd_;
@@ -110,13 +133,15 @@ private:
 }  // namespace
 
 int main(int argc, char** argv) try {
-  if (argc < 4 || argc > 6) {
-    fmt::print(stderr, "usage: ud_stranger FROM SERVER COUNT [SIZE [STRANGER_SIZE]]\n");
+  if (argc < 4 || argc > 7) {
+    fmt::print(stderr, "usage: ud_stranger FROM SERVER COUNT [SIZE [STRANGER_SIZE [FLOOD_MS]]]\n");
     return 2;
   }
   std::uint64_t count = std::stoul(argv[3]);
   auto size = static_cast<std::uint32_t>(argc > 4 ? std::stoul(argv[4]) : 100);
   auto stranger_size = static_cast<std::uint32_t>(argc > 5 ? std::stoul(argv[5]) : size);
+  std::optional<std::chrono::milliseconds> flood;
+  if (argc > 6) flood = std::chrono::milliseconds(std::stoul(argv[6]));
   auto until = fabric::deadline::after(std::chrono::seconds(10));
 
   fabric::cm_channel ch;
@@ -147,8 +172,14 @@ int main(int argc, char** argv) try {
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
 
   fabric::idle_deadline idle(std::chrono::milliseconds(3000));
-  traffic.send(server, count, idle);
+  auto sending = flood ? count / 2 : count;
+  traffic.send(server, sending, idle);
   traffic.finish_sends(idle);
+  if (flood) {
+    auto n = other.flood(server_gid, server.qpn, fabric::deadline::after(*flood));
+    fmt::print("flooded the server with {} datagrams\n", n);
+    return 0;
+  }
   traffic.receive_all(idle);
   fmt::print("replies {} of {}\n", traffic.received(), count);
   return traffic.received() == count ? 0 : 1;

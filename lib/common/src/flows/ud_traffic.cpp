@@ -60,9 +60,15 @@ bool ud_traffic::receive_all(idle_deadline& until, const watched_fd& also) {
 }
 
 void ud_traffic::drain() {
+  // What is there, a queue's worth at most: a stranger's flood goes on.
   std::array<ibv_wc, 16> wcs{};
-  while (auto n = ep_.cq().poll(wcs))
+  std::uint64_t most = std::uint64_t{ep_.config().recv_depth} + ep_.config().send_depth;
+  for (std::uint64_t handled = 0; handled < most;) {
+    auto n = ep_.cq().poll(wcs);
+    if (n == 0) break;
     for (std::size_t i = 0; i < n; ++i) completion(wcs[i]);
+    handled += n;
+  }
 }
 
 bool ud_traffic::wait_some(idle_deadline& until, const watched_fd& also) {
@@ -73,19 +79,25 @@ bool ud_traffic::wait_some(idle_deadline& until, const watched_fd& also) {
     return true;
   }
   if (n == 0) return false;
-  until.touch();
-  for (std::size_t i = 0; i < n; ++i) completion(wcs[i]);
+  bool progress = false;
+  for (std::size_t i = 0; i < n; ++i) progress = completion(wcs[i]) || progress;
+  // Strangers' and oversize datagrams are not the peer's: however many
+  // come, the wait ends once the peer has been silent for its limit.
+  if (progress)
+    until.touch();
+  else if (until.get().expired())
+    return false;
   return true;
 }
 
-void ud_traffic::completion(const ibv_wc& wc) {
+bool ud_traffic::completion(const ibv_wc& wc) {
   if (ud_endpoint::is_send(wc)) {
     if (wc.status != IBV_WC_SUCCESS) throw wc_error(wc, fmt::format("send on {}", what_));
     if (!signaled_.empty()) {
       send_completed_ = signaled_.front();
       signaled_.pop_front();
     }
-    return;
+    return true;
   }
   if (wc.status == IBV_WC_LOC_LEN_ERR || wc.status == IBV_WC_LOC_QP_OP_ERR)
     // What providers report for a datagram longer than the posted buffer,
@@ -97,12 +109,12 @@ void ud_traffic::completion(const ibv_wc& wc) {
   if (fabric::oversize(wc.byte_len, ep_.config().size)) {
     ++oversize_;
     ep_.post_recv(slot);
-    return;
+    return false;
   }
   if (accept_ && !accept_(wc, ep_.grh(slot))) {
     ++strangers_;
     ep_.post_recv(slot);
-    return;
+    return false;
   }
   ++received_;
   std::size_t length = wc.byte_len >= grh_bytes ? wc.byte_len - grh_bytes : 0;
@@ -113,6 +125,7 @@ void ud_traffic::completion(const ibv_wc& wc) {
     ep_.post_recv(slot);
     ++recv_posted_;
   }
+  return true;
 }
 
 }  // namespace fabric

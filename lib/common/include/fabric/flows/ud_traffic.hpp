@@ -51,7 +51,8 @@ public:
   /// Waits until `expected` messages arrived; false on timeout. While it
   /// waits, `also.ready` is called whenever `also.fd` is readable.
   bool receive_all(idle_deadline& until, const watched_fd& also = {});
-  /// Handles the completions that are already there, without waiting.
+  /// Handles the completions that are already there, without waiting
+  /// (a queue's worth at most).
   void drain();
 
   /// What names the endpoint in errors ("connection 2").
@@ -68,7 +69,9 @@ public:
 
 private:
   bool wait_some(idle_deadline& until, const watched_fd& also = {});
-  void completion(const ibv_wc& wc);
+  /// Whether `wc` is the peer's progress: a send done, a message received
+  /// (not a stranger's or an oversize datagram).
+  bool completion(const ibv_wc& wc);
 
   ud_endpoint& ep_;
   std::uint64_t expected_;
