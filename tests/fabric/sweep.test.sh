@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # fabric-sweep in the Soft-RoCE guest: four ranks of one sweep as four
 # processes of this host (each pair on its own port), merged by the report;
-# the other checks; a host that cannot take part (its address on no RDMA
-# device), and one that only looks so in its own lookup of its name; then
+# the other checks, and the UD ones under a stranger's flood; a host that
+# cannot take part (its address on no RDMA device), and one that only
+# looks so in its own lookup of its name; then
 # one with a host dead from the start, whose rank 0 is pestered by
 # strangers while it gathers the ranks' times; a pair whose peer comes later
 # than its allowance; then the host's health check, with its port up and down.
@@ -233,6 +234,44 @@ cat "$WORK"/mcd-[01].out >"$WORK/mcd.jsonl"
 expect_rc 1 "report --check multicast, a dead host: its pairs fail (1)" "$SWEEP" report -j "$WORK/mcd.jsonl"
 check "report --check multicast, a dead host: h1-h2 ok, h3's pairs failed" json_check "$LAST_OUT" \
   'd["summary"]["check"] == "multicast" and [r["state"] for r in d["results"]] == ["ok", "failed", "failed"]'
+
+# A stranger floods the UD QPs of two ranks (ud_spray, from another
+# address of this host, once their QPs are there) while they run: a
+# --check ud pair asked for more datagrams than its --pair-timeout allows
+# ends at that bound, and the multicast check with h3 dead at its silence,
+# on both sides, while the flood goes on; a wait that took strangers'
+# datagrams for its peer's would last as long as the flood.
+SPRAY_DEV=$(ip -o -4 addr show | awk -v a="$ADDR" '$4 ~ "^" a "/" { print $2; exit }')
+ip addr add 10.254.254.2/32 dev "$SPRAY_DEV"
+sleep 1  # the GID table follows the address
+# sweep_ud_qps: the numbers of fabric-sweep's UD QPs now.
+sweep_ud_qps() {
+  rdma resource show qp 2>/dev/null |
+    awk '/ type UD / && /comm fabric-sweep/ { for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }'
+}
+flooded() {
+  local name=$1 hosts=$2 qps=() until=$((SECONDS + 20)); shift 2
+  for r in 0 1; do
+    start_bg "$name-$r" "$SWEEP" --hosts "$hosts" --rank "$r" --address "$ADDR" --timeout 2000 --retests 0 --json=lines "$@"
+  done
+  while [ ${#qps[@]} -lt 2 ] && [ $SECONDS -lt $until ]; do
+    mapfile -t qps < <(sweep_ud_qps)
+    sleep 0.05
+  done
+  start_bg spray "$BIN/../tests/ud_spray" 10.254.254.2 "$ADDR" 60000 "${qps[@]}"
+  for r in 0 1; do wait_bg "$name-$r" 45 >/dev/null || true; done
+  check "$name: both ranks ended while the flood went on (QPs ${qps[*]})" kill -0 "${_bg_pid[spray]}"
+  stop_bg spray
+  for r in 0 1; do
+    check "$name, rank $r: its document, the pair ended by its bound" json_lines_check "$WORK/$name-$r.out" \
+      'lines[-1]["results"] and all(p["check"] == lines[-1]["options"]["check"] for p in lines[-1]["results"])'
+  done
+}
+flooded ud-flood "h[1-2]" --check ud -C 1000000
+check "ud-flood: the client's datagrams stopped at the pair's bound" json_lines_check "$WORK/ud-flood-1.out" \
+  'not d["ok"] and 0 < d["results"][0]["sent"] < 1000000'
+flooded mc-flood "h[1-3]" --check multicast -C 30
+ip addr del 10.254.254.2/32 dev "$SPRAY_DEV"
 
 # --check acm: each rank looks up its peers through an ACM service, the
 # stand-in of the ACM tests (an address ending in 1..199 resolves, one

@@ -13,6 +13,8 @@
 //   ud_stranger FROM SERVER COUNT [SIZE [STRANGER_SIZE [FLOOD_MS]]]
 // Exits 0 when every reply came back (with FLOOD_MS: once the flood is
 // over), 1 when not, 2 on bad use.
+#include "stranger_qp.hpp"
+
 #include "fabric/verbs/addr.hpp"
 #include "fabric/cm/cm.hpp"
 #include "fabric/base/handles.hpp"
@@ -34,101 +36,7 @@
 
 namespace {
 
-constexpr std::uint32_t udp_qkey = 0x01234567;  // RDMA_UDP_QKEY
 constexpr int stranger_messages = 5;
-
-/// A bare UD QP that sends from the GID of `from`.
-class stranger {
-public:
-  stranger(ibv_context* ctx, const char* from, std::uint32_t size) : size_(size) {
-    ibv_gid want{};
-    want.raw[10] = want.raw[11] = 0xff;
-    if (inet_pton(AF_INET, from, want.raw + 12) != 1) throw std::runtime_error(fmt::format("{}: not IPv4", from));
-    ibv_port_attr port{};
-    ibv_query_port(ctx, 1, &port);
-    for (int i = 0; i < port.gid_tbl_len && sgid_index_ < 0; ++i) {
-      ibv_gid g{};
-      if (ibv_query_gid(ctx, 1, i, &g) == 0 && std::memcmp(g.raw, want.raw, 16) == 0) sgid_index_ = i;
-    }
-    if (sgid_index_ < 0) throw std::runtime_error(fmt::format("no GID for {} on port 1", from));
-    pd_.reset(ibv_alloc_pd(ctx));
-    cq_.reset(ibv_create_cq(ctx, 16, nullptr, nullptr, 0));
-    ibv_qp_init_attr init{};
-    init.send_cq = init.recv_cq = cq_.get();
-    init.qp_type = IBV_QPT_UD;
-    init.cap.max_send_wr = init.cap.max_recv_wr = 8;
-    init.cap.max_send_sge = init.cap.max_recv_sge = 1;
-    qp_.reset(ibv_create_qp(pd_.get(), &init));
-    if (!qp_) throw std::runtime_error("ibv_create_qp failed");
-    ibv_qp_attr a{};
-    a.qp_state = IBV_QPS_INIT;
-    a.port_num = 1;
-    a.qkey = udp_qkey;
-    ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
-    a.qp_state = IBV_QPS_RTR;
-    ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE);
-    a.qp_state = IBV_QPS_RTS;
-    if (ibv_modify_qp(qp_.get(), &a, IBV_QP_STATE | IBV_QP_SQ_PSN) != 0) throw std::runtime_error("QP to RTS failed");
-    buf_ = fabric::registered_buffer(pd_.get(), std::max<std::uint32_t>(size, 1), IBV_ACCESS_LOCAL_WRITE);
-  }
-
-  /// Sends `n` datagrams to `qpn` at `dgid` and waits for their completions.
-  void send(const ibv_gid& dgid, std::uint32_t qpn, int n) {
-    fabric::address_handle ah = ah_to(dgid);
-    post(ah.get(), qpn, n);
-  }
-
-  /// Sends datagrams to `qpn` at `dgid` one batch after another until
-  /// `until`; returns how many.
-  std::uint64_t flood(const ibv_gid& dgid, std::uint32_t qpn, const fabric::deadline& until) {
-    fabric::address_handle ah = ah_to(dgid);
-    std::uint64_t sent = 0;
-    for (; !until.expired(); sent += 8) post(ah.get(), qpn, 8);
-    return sent;
-  }
-
-private:
-  fabric::address_handle ah_to(const ibv_gid& dgid) {
-    ibv_ah_attr attr{};
-    attr.is_global = 1;
-    attr.grh.dgid = dgid;
-    attr.grh.sgid_index = static_cast<std::uint8_t>(sgid_index_);
-    attr.grh.hop_limit = 64;
-    attr.port_num = 1;
-    fabric::address_handle ah(ibv_create_ah(pd_.get(), &attr));
-    if (!ah) throw std::runtime_error("ibv_create_ah failed");
-    return ah;
-  }
-
-  void post(ibv_ah* ah, std::uint32_t qpn, int n) {
-    for (int i = 0; i < n; ++i) {
-      ibv_sge sge = buf_.sge(size_);
-      ibv_send_wr wr{}, *bad = nullptr;
-      wr.opcode = IBV_WR_SEND_WITH_IMM;
-      wr.imm_data = htobe32(qp_->qp_num);
-      wr.send_flags = IBV_SEND_SIGNALED;
-      wr.sg_list = &sge;
-      wr.num_sge = 1;
-      wr.wr.ud.ah = ah;
-      wr.wr.ud.remote_qpn = qpn;
-      wr.wr.ud.remote_qkey = udp_qkey;
-      if (ibv_post_send(qp_.get(), &wr, &bad) != 0) throw std::runtime_error("ibv_post_send failed");
-    }
-    for (int done = 0; done < n;) {
-      ibv_wc wc[8];
-      int got = ibv_poll_cq(cq_.get(), 8, wc);
-      if (got < 0) throw std::runtime_error("ibv_poll_cq failed");
-      done += got;
-    }
-  }
-
-  std::uint32_t size_;
-  int sgid_index_ = -1;
-  fabric::protection_domain pd_;
-  fabric::completion_queue cq_;
-  fabric::registered_buffer buf_;
-  fabric::verbs_qp qp_;  // destroyed first
-};
 
 }  // namespace
 
@@ -153,7 +61,7 @@ int main(int argc, char** argv) try {
   auto addrs = fabric::resolve_pair(q, "");
   fabric::cm_id id = ch.create_id(RDMA_PS_UDP);
   fabric::resolve_addr_route(ch, id.get(), addrs.src_addr(), addrs.dst_addr(), fabric::wait_limit::by(until));
-  stranger other(id->verbs, argv[1], stranger_size);
+  peers::stranger other(id->verbs, argv[1], stranger_size);
 
   fabric::ud_config cfg;
   cfg.size = size;

@@ -140,8 +140,8 @@ group_outcome group_member::exchange(const wait_limit& limit) {
         continue;
       }
       if (t->member == plan.member) continue;  // our own, looped back
-      last_heard = clock::now();
-      if (!seen[t->member][t->number]) {
+      if (!seen[t->member][t->number]) {  // a datagram again is no news
+        last_heard = clock::now();
         seen[t->member][t->number] = true;
         ++out.received[t->member];
       }
@@ -155,18 +155,24 @@ group_outcome group_member::exchange(const wait_limit& limit) {
     write_tag(slot, {plan.member, number});
     ep.post_send(s.group, 0, true);
     ++out.sent;
+    // Others' datagrams meanwhile do not move the wait's end.
+    auto until = limit.next();
     for (bool sent = false; !sent;) {
-      auto n = ep.cq().wait(wcs, limit.next());
-      if (n == 0) throw error(exit_code::timeout, fmt::format("sends to {} did not complete", printable(plan.group)));
-      sent = handle(std::span(wcs.data(), n));
+      auto n = ep.cq().wait(wcs, until);
+      if (n > 0) sent = handle(std::span(wcs.data(), n));
+      if (n == 0 || (!sent && until.expired()))
+        throw error(exit_code::timeout, fmt::format("sends to {} did not complete", printable(plan.group)));
     }
   }
   last_heard = std::max(last_heard, clock::now());
+  // Until every member was heard, or none for plan.quiet: strangers'
+  // datagrams, however many, end the wait as silence would.
   while (!all_heard()) {
     auto quiet_end = deadline::at(last_heard + plan.quiet).min(limit.next());
     auto n = ep.cq().wait(wcs, quiet_end);
     if (n == 0) break;
     handle(std::span(wcs.data(), n));
+    if (deadline::at(last_heard + plan.quiet).expired() || limit.expired()) break;
   }
   return out;
 }

@@ -168,23 +168,33 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
   std::array<ibv_wc, 8> wcs{};
   std::vector<cm_id> answered_again;
   bool last_came = false;
+  // Until the first datagram, a wait of its own; then the client's silence
+  // for `idle`, however many strangers' datagrams come meanwhile.
+  auto quiet = work.next();
   while (!last_came) {
-    auto quiet = out.received == 0 ? work.next() : deadline::after(idle).min(work.next());
     // Until the first datagram, the client may not have our answer.
     auto n = out.received == 0 ? ep.cq().wait_or(wcs, m.channel.fd(), quiet) : ep.cq().wait(wcs, quiet);
     if (n == 0 && out.received == 0 && !quiet.expired()) {
+      auto answered_before = answered_again.size();
       answer_repeated_requests(
           m.channel,
           [&](const cm_event& ev) {
             return carries_key(private_data_of(ev), bounds.key) ? std::optional(ep.qpn()) : std::nullopt;
           },
           answered_again);
+      // A client that asked again is on its way: its first datagram has
+      // another wait (anyone else's request is refused, and moves nothing).
+      if (answered_again.size() > answered_before) quiet = work.next();
       continue;
     }
-    if (n == 0) {
+    auto silent = [&] {
       if (out.received == 0) throw error(exit_code::timeout, fmt::format("{}: no datagram in time", out.peer));
+    };
+    if (n == 0) {
+      silent();
       break;  // the client is done, or gone
     }
+    auto received_before = out.received;
     for (std::size_t i = 0; i < n; ++i) {
       const auto& wc = wcs[i];
       bool good = usable(wc, out.peer);
@@ -232,6 +242,12 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
       ++out.sent;
       if (number + 1 >= plan.count) last_came = true;
     }
+    if (out.received > received_before) {
+      quiet = deadline::after(idle).min(work.next());
+    } else if (quiet.expired()) {
+      silent();
+      break;
+    }
   }
   // Let the last replies leave before the QP goes.
   for (auto deadline_left = deadline::after(plan.reply_timeout).min(work.next());
@@ -263,19 +279,26 @@ datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bo
     ep.post_send(c->server, 0, true);
     ++out.sent;
     bool send_done = false, reply = false;
-    auto wait_until = deadline::after(plan.reply_timeout).min(work.next());
-    // The reply, or its time is up; the send always completes first.
+    auto send_until = work.next();
+    auto wait_until = deadline::after(plan.reply_timeout).min(send_until);
+    // The reply, or its time is up, whatever strangers send meanwhile; the
+    // send always completes first.
     while (!send_done || !reply) {
-      auto n = ep.cq().wait(wcs, send_done ? wait_until : work.next());
-      if (n == 0) {
+      const auto& until = send_done ? wait_until : send_until;
+      auto n = ep.cq().wait(wcs, until);
+      auto time_up = [&] {
         if (!send_done) throw error(exit_code::timeout, fmt::format("{}: the send did not complete", out.peer));
+      };
+      if (n == 0) {
+        time_up();
         break;  // lost
       }
+      bool progress = false;
       for (std::size_t i = 0; i < n; ++i) {
         const auto& wc = wcs[i];
         bool good = usable(wc, out.peer);
         if (ud_endpoint::is_send(wc)) {
-          send_done = true;
+          send_done = progress = true;
           continue;
         }
         auto rslot = ud_endpoint::slot_of(wc);
@@ -287,10 +310,14 @@ datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bo
         } else if (number_of(ep.payload(rslot, *length)) == number && !reply) {
           out.rtt.add(us_since(sent_at));
           ++out.received;
-          reply = true;
+          reply = progress = true;
         }
         // A late reply to an earlier datagram is dropped with the rest.
         ep.post_recv(rslot);
+      }
+      if (!progress && until.expired()) {
+        time_up();
+        break;  // lost
       }
     }
   }
