@@ -175,6 +175,27 @@ sed '1,/^@@stderr$/d' "$WORK/sweep.all" >"$WORK/sweep.err"
 judge "sweep's ping on B, every ACK lost" "$rc" "0" "$WORK/sweep.out" "$WORK/sweep.err" "$pair_ok"
 clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 
+# Every RTU of the connect check lost (a CM MAD to QP 1, attribute
+# 0x0014, dropped on both hosts): the client is established once it sends
+# its RTU, and disconnects at once; the server, which never saw the RTU,
+# sees the disconnection first: still a connection made, on both sides.
+drop_rtu='tc qdisc add dev eth0 root handle 1: prio && tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100% &&
+  tc filter add dev eth0 parent 1:0 protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
+    match u32 0x00000001 0x00ffffff at 32 match u8 0x07 0xff at 49 match u16 0x0014 0xffff at 64 flowid 1:3'
+# dropped: how many packets the netem band of these filters dropped.
+dropped='tc -s qdisc show dev eth0 | sed -n "/netem 30:/,/dropped/s/.*(dropped \([0-9]*\).*/\1/p"'
+bash -c "$drop_rtu" && "$ON_PEER" run bash -c "$drop_rtu" || fail "RTUs dropped on both hosts"
+connect_pair=(--hosts a,b --address-file /tmp/pair.addresses -C 3 --retests 0 --timeout 5000 --check connect -j)
+peer_start sweep '$BIN/fabric-sweep --rank 1 '"${connect_pair[*]}"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'
+connect_ok="$common"' and [(r["ok"], r["connections"]) for r in d["results"]] == [(True, 3)]'
+fault "sweep's connect, every RTU lost" "0" 60 "$connect_ok" "$BIN/fabric-sweep" --rank 0 "${connect_pair[@]}"
+rc=0; "$ON_PEER" wait sweep 60 >"$WORK/sweep.all" 2>&1 || rc=$?
+sed '/^@@stderr$/,$d' "$WORK/sweep.all" >"$WORK/sweep.out"
+sed '1,/^@@stderr$/d' "$WORK/sweep.all" >"$WORK/sweep.err"
+judge "sweep's connect on B, every RTU lost" "$rc" "0" "$WORK/sweep.out" "$WORK/sweep.err" "$connect_ok"
+check "sweep's connect: RTUs were dropped" test "$(( $(bash -c "$dropped") + $("$ON_PEER" run bash -c "$dropped") ))" -ge 3
+clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
+
 # The UD check's first SIDR reply lost (a CM MAD to QP 1, attribute
 # 0x0018, dropped on both hosts until one was): the client sends another
 # request after a second without an answer (its kernel would ask again
@@ -184,7 +205,6 @@ clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 drop_sidr_rep='tc qdisc add dev eth0 root handle 1: prio && tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100% &&
   tc filter add dev eth0 parent 1:0 protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
     match u32 0x00000001 0x00ffffff at 32 match u8 0x07 0xff at 49 match u16 0x0018 0xffff at 64 flowid 1:3'
-dropped='tc -s qdisc show dev eth0 | sed -n "/netem 30:/,/dropped/s/.*(dropped \([0-9]*\).*/\1/p"'
 bash -c "$drop_sidr_rep" && "$ON_PEER" run bash -c "$drop_sidr_rep" || fail "SIDR replies dropped on both hosts"
 ud_pair=(--hosts a,b --address-file /tmp/pair.addresses -C 2 --retests 0 --timeout 3500 --check ud -j)
 peer_start sweep '$BIN/fabric-sweep --rank 1 '"${ud_pair[*]}"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'

@@ -100,9 +100,19 @@ std::optional<cm_event> cm_channel::next(const deadline& until) {
 }
 
 cm_event cm_channel::expect(rdma_cm_event_type expected, const deadline& until, std::string_view what) {
+  return expect_one_of({expected}, until, what);
+}
+
+cm_event cm_channel::expect_one_of(std::initializer_list<rdma_cm_event_type> expected, const deadline& until,
+                                   std::string_view what) {
   auto ev = next(until);
-  if (!ev) throw error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", what, event_name(expected)));
-  if (ev->type() != expected || ev->status() != 0) throw event_error(*ev, what);
+  if (!ev) {
+    std::string names;
+    for (auto type : expected) names += fmt::format("{}{}", names.empty() ? "" : " or ", event_name(type));
+    throw error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", what, names));
+  }
+  if (std::find(expected.begin(), expected.end(), ev->type()) == expected.end() || ev->status() != 0)
+    throw event_error(*ev, what);
   return std::move(*ev);
 }
 

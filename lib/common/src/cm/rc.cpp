@@ -240,8 +240,7 @@ cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, 
   return id;
 }
 
-void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until,
-               std::span<const std::byte> private_data) {
+void send_accept(rdma_cm_id* id, rc_endpoint& ep, std::span<const std::byte> private_data) {
   if (ep.config().self_created_qp) ep.ready_self_created_qp();
   if (ep.config().self_created_qp || !private_data.empty()) {
     rdma_conn_param param = ep.conn_param();
@@ -251,6 +250,11 @@ void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadl
   } else {
     check_rc(rdma_accept(id, nullptr), "rdma_accept");
   }
+}
+
+void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until,
+               std::span<const std::byte> private_data) {
+  send_accept(id, ep, private_data);
   channel.expect(RDMA_CM_EVENT_ESTABLISHED, until, fmt::format("rdma_accept {}", peer_name(id)));
 }
 

@@ -48,11 +48,19 @@ connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& 
     cm_id id(request.id());
     request.reset();
     rc_endpoint ep(id.get(), setup_config());
-    accept_rc(channel, id.get(), ep, m.work.next());
-    ++out.connected;
+    send_accept(id.get(), ep);
     out.peer = peer_name(id.get());
-    // The client ends each connection before it makes the next.
-    channel.expect(RDMA_CM_EVENT_DISCONNECTED, m.work.next(), fmt::format("{} to disconnect", out.peer));
+    // The client ends each connection before it makes the next. Its
+    // disconnection may come without ESTABLISHED before it (the client's
+    // RTU lost, or overtaken on the wire): a client disconnects only once
+    // established, so that too is a connection made.
+    auto ev = channel.expect_one_of({RDMA_CM_EVENT_ESTABLISHED, RDMA_CM_EVENT_DISCONNECTED}, m.work.next(),
+                                    fmt::format("rdma_accept {}", out.peer));
+    ++out.connected;
+    if (ev.type() == RDMA_CM_EVENT_ESTABLISHED) {
+      ev.reset();
+      channel.expect(RDMA_CM_EVENT_DISCONNECTED, m.work.next(), fmt::format("{} to disconnect", out.peer));
+    }
   }
   out.elapsed_us = us_since(m.met);
   return out;

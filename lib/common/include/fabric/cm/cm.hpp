@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +73,8 @@ public:
   /// The next event, which must be `expected` on any id; any other event
   /// or a timeout throws an error naming `what`.
   cm_event expect(rdma_cm_event_type expected, const deadline& until, std::string_view what);
+  /// The same for an event that may be any of `expected`.
+  cm_event expect_one_of(std::initializer_list<rdma_cm_event_type> expected, const deadline& until, std::string_view what);
 
   /// Hands every event to `handle` until it has returned true `n` times
   /// (one per id that reached its end, ready or failed). False when no

@@ -163,9 +163,12 @@ cm_event expect_request(cm_channel& channel, const deadline& until, std::span<co
 /// included) and listens; `backlog` 0 takes the kernel's default.
 cm_id listen_at(cm_channel& channel, const sockaddr* local, rdma_port_space ps, int backlog);
 
-/// Accepts a connection request on `id` (whose endpoint is ready and has
-/// receives posted), answering with `private_data` (at most 196 bytes),
-/// and waits on `channel` for ESTABLISHED.
+/// Answers a connection request on `id` (whose endpoint is ready and has
+/// receives posted) with an accept carrying `private_data` (at most 196
+/// bytes), without waiting for what follows.
+void send_accept(rdma_cm_id* id, rc_endpoint& ep, std::span<const std::byte> private_data = {});
+
+/// send_accept, then waits on `channel` for ESTABLISHED.
 void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadline& until,
                std::span<const std::byte> private_data = {});
 
