@@ -235,6 +235,28 @@ expect_rc 1 "report --check multicast, a dead host: its pairs fail (1)" "$SWEEP"
 check "report --check multicast, a dead host: h1-h2 ok, h3's pairs failed" json_check "$LAST_OUT" \
   'd["summary"]["check"] == "multicast" and [r["state"] for r in d["results"]] == ["ok", "failed", "failed"]'
 
+# A stranger dials the pairs' port without a pause while they run
+# (tests/peers/cm_stranger: requests without a pair's key), through each
+# of a --check connect pair's 50 connections and a ping pair: the server
+# refuses each and goes on, whatever it waits for then, and both pairs
+# pass on both sides.
+for c in connect ping; do
+  start_bg stranger "$BIN/../tests/cm_stranger" "$ADDR" 18515 15000
+  sleep 1
+  for r in 0 1; do
+    start_bg "stray-$c-$r" "$SWEEP" --hosts "h[1-2]" --rank "$r" --address "$ADDR" --check "$c" -C 50 --timeout 10000 \
+      --retests 0 --json=lines
+  done
+  for r in 0 1; do wait_bg "stray-$c-$r" 60 >/dev/null || true; done
+  wait_bg stranger 30 >/dev/null || true
+  for r in 0 1; do
+    check "a stranger at the pair's port, --check $c, rank $r: the pair passed" json_lines_check "$WORK/stray-$c-$r.out" \
+      'd["ok"] and [p["ok"] for p in d["results"]] == [True]'
+  done
+  check "a stranger at the pair's port, --check $c: its requests were refused" \
+    grep -qE "^[0-9]+ requests, [1-9][0-9]* refused" "$(bg_out stranger)"
+done
+
 # A stranger floods the UD QPs of two ranks (ud_spray, from another
 # address of this host, once their QPs are there) while they run: a
 # --check ud pair asked for more datagrams than its --pair-timeout allows

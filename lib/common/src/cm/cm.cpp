@@ -2,6 +2,7 @@
 
 #include "fabric/verbs/addr.hpp"
 #include "fabric/verbs/ports.hpp"
+#include "fabric/base/meet.hpp"
 #include "fabric/base/sockaddr.hpp"
 #include "fabric/base/text.hpp"
 
@@ -86,10 +87,38 @@ cm_id cm_channel::create_id(rdma_port_space ps, void* context) {
 std::optional<cm_event> cm_channel::try_next() {
   for (;;) {
     rdma_cm_event* ev = nullptr;
-    if (rdma_get_cm_event(ch_.get(), &ev) == 0) return cm_event(ev);
+    if (rdma_get_cm_event(ch_.get(), &ev) == 0) {
+      cm_event got(ev);
+      if (refused(got)) continue;
+      return got;
+    }
     if (errno == EAGAIN || errno == EWOULDBLOCK) return std::nullopt;
     if (errno != EINTR) throw_errno(errno, "rdma_get_cm_event");
   }
+}
+
+void cm_channel::refuse_strangers(const rdma_cm_id* listener, std::span<const std::byte> key) {
+  guarded_ = listener;
+  key_.assign(key.begin(), key.end());
+}
+
+bool cm_channel::refused(cm_event& ev) {
+  if (!guarded_ || ev.type() != RDMA_CM_EVENT_CONNECT_REQUEST || ev.listen_id() != guarded_ ||
+      carries_key(private_data_of(ev), key_))
+    return false;
+  cm_id stranger(ev.id());
+  ev.reset();
+  rdma_reject(stranger.get(), nullptr, 0);
+  return true;
+}
+
+std::vector<std::byte> private_data_of(const cm_event& ev) {
+  bool ud = ev.id() && ev.id()->ps == RDMA_PS_UDP;
+  const void* data = ud ? ev.ud().private_data : ev.conn().private_data;
+  std::uint8_t len = ud ? ev.ud().private_data_len : ev.conn().private_data_len;
+  if (!data || len == 0) return {};
+  const auto* p = static_cast<const std::byte*>(data);
+  return {p, p + len};
 }
 
 std::optional<cm_event> cm_channel::next(const deadline& until) {

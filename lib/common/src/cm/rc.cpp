@@ -142,15 +142,6 @@ std::vector<std::byte> connect_rc(rc_client& c, const deadline& until, std::span
   return private_data_of(c.channel.expect(RDMA_CM_EVENT_ESTABLISHED, until, what));
 }
 
-std::vector<std::byte> private_data_of(const cm_event& ev) {
-  bool ud = ev.id() && ev.id()->ps == RDMA_PS_UDP;
-  const void* data = ud ? ev.ud().private_data : ev.conn().private_data;
-  std::uint8_t len = ud ? ev.ud().private_data_len : ev.conn().private_data_len;
-  if (!data || len == 0) return {};
-  const auto* p = static_cast<const std::byte*>(data);
-  return {p, p + len};
-}
-
 cm_id listen_rc(cm_channel& channel, const std::string& addr, std::uint16_t port, int backlog) {
   return listen_on(channel, addr, port, RDMA_PS_TCP, backlog);
 }
@@ -178,11 +169,14 @@ server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_po
                             std::string_view who) {
   cm_channel channel;
   cm_id listener = listen_on(channel, addr, port, ps, 1);
+  // Until the pair is over: a stranger's request is refused on the way,
+  // whatever the pair waits for then.
+  channel.refuse_strangers(listener.get(), bounds.key);
   // The meeting's deadline moves on while the client is on its way; the
   // wait stops now and then to ask whether the client is gone.
   gone_check gone(bounds);
   for (auto until = bounds.meet;;) {
-    if (auto request = next_request(channel, gone.asking_by(until), bounds.key, who)) {
+    if (auto request = next_request(channel, gone.asking_by(until), who)) {
       auto met = clock::now();
       return {std::move(channel), std::move(listener), std::move(*request), met, bounds.work_from_now()};
     }
@@ -196,32 +190,31 @@ server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_po
   }
 }
 
-std::optional<cm_event> next_request(cm_channel& channel, const deadline& until, std::span<const std::byte> key,
-                                     std::string_view who) {
-  while (auto request = channel.next(until)) {
-    if (request->type() != RDMA_CM_EVENT_CONNECT_REQUEST || request->status() != 0) throw event_error(*request, who);
-    if (carries_key(private_data_of(*request), key)) return request;
-    cm_id stranger(request->id());
-    request->reset();
-    rdma_reject(stranger.get(), nullptr, 0);
-  }
-  return std::nullopt;
+std::optional<cm_event> next_request(cm_channel& channel, const deadline& until, std::string_view who) {
+  auto request = channel.next(until);
+  if (request && (request->type() != RDMA_CM_EVENT_CONNECT_REQUEST || request->status() != 0))
+    throw event_error(*request, who);
+  return request;
 }
 
-cm_event expect_request(cm_channel& channel, const deadline& until, std::span<const std::byte> key, std::string_view who) {
-  auto request = next_request(channel, until, key, who);
+cm_event expect_request(cm_channel& channel, const deadline& until, std::string_view who) {
+  auto request = next_request(channel, until, who);
   if (!request) throw no_request_in_time(who);
   return std::move(*request);
 }
 
 std::optional<std::size_t> wait_unless_peer_left(event_cq& cq, std::span<ibv_wc> out, cm_channel& channel,
                                                  const deadline& until, std::string_view peer) {
-  auto n = cq.wait_or(out, channel.fd(), until);
-  if (n > 0 || until.expired()) return n;
-  auto ev = channel.next(until);  // the channel is readable: its event is there
-  if (!ev) return 0;
-  if (ev->type() == RDMA_CM_EVENT_DISCONNECTED) return std::nullopt;
-  throw event_error(*ev, peer);
+  for (;;) {
+    auto n = cq.wait_or(out, channel.fd(), until);
+    if (n > 0 || until.expired()) return n;
+    // The channel is readable; nothing comes out of it when that was a
+    // stranger's request, refused on the way: the wait goes on.
+    auto ev = channel.try_next();
+    if (!ev) continue;
+    if (ev->type() == RDMA_CM_EVENT_DISCONNECTED) return std::nullopt;
+    throw event_error(*ev, peer);
+  }
 }
 
 cm_id server_meeting::take_client() {

@@ -43,7 +43,7 @@ connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& 
   connect_outcome out;
   for (std::uint64_t i = 0; i < plan.count; ++i) {
     auto request = i == 0 ? std::move(m.request)
-                          : expect_request(channel, m.work.next(), bounds.key,
+                          : expect_request(channel, m.work.next(),
                                            fmt::format("connection {} of {} on port {}", i + 1, plan.count, plan.port));
     cm_id id(request.id());
     request.reset();

@@ -7,10 +7,12 @@
 #include "fabric/base/wait_limit.hpp"
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -84,9 +86,24 @@ public:
   /// Moves an id to this channel (rdma_migrate_id).
   void adopt(rdma_cm_id* id);
 
+  /// From now on, a connection request to `listener` whose private data
+  /// does not start with `key` (a stranger dialling a check's port) is
+  /// refused as it comes: next() and try_next() never return one, and it
+  /// moves no wait's end.
+  void refuse_strangers(const rdma_cm_id* listener, std::span<const std::byte> key);
+
 private:
+  /// Whether `ev` is a stranger's request to the guarded listener: then
+  /// it is refused.
+  bool refused(cm_event& ev);
+
   event_channel ch_;
+  const rdma_cm_id* guarded_ = nullptr;
+  std::vector<std::byte> key_;
 };
+
+/// The private data a connection event carries (empty when none).
+std::vector<std::byte> private_data_of(const cm_event& ev);
 
 /// cm_channel::settle over ids whose contexts point at `Item`s:
 /// `on_event(item, ev)` returns true once that item reached its end (ready

@@ -142,22 +142,23 @@ struct server_meeting {
 };
 
 /// Listens and waits for the client of a check, whose request carries
-/// bounds.key (next_request); throws error(timeout) naming `who` ("a
+/// bounds.key (next_request); the meeting's channel refuses any other
+/// request from then on, a stranger's, until the pair is over. Throws
+/// error(timeout) naming `who` ("a
 /// client on port 18515") when none came by bounds.meet and the client is
 /// not on its way (pair_bounds::peer_on_its_way), and peer_gone_error
 /// once the client is known to be gone (pair_bounds::peer_gone).
 server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_port_space ps, const pair_bounds& bounds,
                             std::string_view who);
 
-/// The next connection request on `channel` by `until` whose private data
-/// starts with `key` (pair_bounds::key); any other request, a stranger's,
-/// is refused on the way. nullopt when none came in time; any other event
-/// is an error of `who`.
-std::optional<cm_event> next_request(cm_channel& channel, const deadline& until, std::span<const std::byte> key,
-                                     std::string_view who);
+/// The next connection request on a meeting's `channel` by `until` (one
+/// whose private data starts with the pair's key: the channel refuses a
+/// stranger's, cm_channel::refuse_strangers). nullopt when none came in
+/// time; any other event is an error of `who`.
+std::optional<cm_event> next_request(cm_channel& channel, const deadline& until, std::string_view who);
 /// next_request for a request that must come: throws error(timeout)
 /// naming `who` when none came by `until`.
-cm_event expect_request(cm_channel& channel, const deadline& until, std::span<const std::byte> key, std::string_view who);
+cm_event expect_request(cm_channel& channel, const deadline& until, std::string_view who);
 
 /// Binds a new id of port space `ps` to a resolved local address (port
 /// included) and listens; `backlog` 0 takes the kernel's default.
@@ -177,11 +178,10 @@ void accept_rc(cm_channel& channel, rdma_cm_id* id, rc_endpoint& ep, const deadl
 /// ACK left, and then they never come. Returns completions (at least one)
 /// or 0 when `until` passed, as event_cq::wait; nullopt when the peer's
 /// DISCONNECTED came instead, which says it had everything. Any other
-/// event on `channel` is an error of `peer`.
+/// event on `channel` (but a stranger's request, refused there) is an
+/// error of `peer`.
 std::optional<std::size_t> wait_unless_peer_left(event_cq& cq, std::span<ibv_wc> out, cm_channel& channel,
                                                  const deadline& until, std::string_view peer);
 
-/// The private data a connection event carries (empty when none).
-std::vector<std::byte> private_data_of(const cm_event& ev);
 
 }  // namespace fabric
