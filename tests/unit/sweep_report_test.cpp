@@ -609,6 +609,20 @@ TEST(sweep_render, the_page_draws_cells_when_small_and_an_overview_when_big) {
   EXPECT_EQ(big.find("http://"), big.find("http://www.w3.org/2000/svg")) << "no fetches";
 }
 
+TEST(sweep_report_small, a_host_slow_with_every_peer_of_four_is_slow_and_the_worst) {
+  // h4 100 ms from each peer, the others 3 to 5 ms apart: h4's pairs are
+  // half of the six, which a median of every pair would sit among.
+  auto m = sweep::merge({line("h1", "h2", true, 3000), line("h1", "h3", true, 3400), line("h2", "h3", true, 5300),
+                         line("h1", "h4", true, 105000), line("h2", "h4", true, 110000), line("h3", "h4", true, 114000)},
+                        defaults);
+  EXPECT_EQ(m.count(pair_state::slow), 3u);
+  EXPECT_EQ(pair_of(m, "h1", "h4").state, pair_state::slow);
+  EXPECT_EQ(pair_of(m, "h2", "h3").state, pair_state::ok);
+  ASSERT_EQ(m.worst.size(), 1u);
+  EXPECT_EQ(m.worst[0].first, "h4");
+  EXPECT_DOUBLE_EQ(m.bar.fleet.median, 3400);
+}
+
 /// The fills of the rects in `svg_id`'s SVG of `page`.
 std::vector<std::string> fills(const std::string& page, std::string_view svg_id) {
   std::vector<std::string> out;

@@ -205,6 +205,26 @@ TEST(sweep_outliers, median_and_mad_name_only_the_far_pair) {
   EXPECT_TRUE(latency_outliers({{{0, 1}, 10}, {{0, 2}, 1000}}, 3.0, fleet).empty());
 }
 
+TEST(sweep_outliers, a_host_slow_with_every_peer_of_a_small_fleet_is_found) {
+  // Four hosts, rank 3 slow to each peer: its pairs are half the fleet's,
+  // and a median of every pair sat between the healthy and the slow.
+  std::vector<sweep::measurement> four{{{0, 1}, 3000}, {{0, 2}, 3400}, {{1, 2}, 5300},
+                                       {{0, 3}, 105000}, {{1, 3}, 110000}, {{2, 3}, 114000}};
+  sweep::spread fleet;
+  EXPECT_EQ(latency_outliers(four, 2.5, fleet), (std::vector<sweep::rank_pair>{{0, 3}, {1, 3}, {2, 3}}));
+  EXPECT_DOUBLE_EQ(fleet.median, 3400) << "the healthy hosts' pairs make the bar";
+  EXPECT_EQ(fleet.samples, 6u);
+  // Three hosts: two of three pairs are the slow host's.
+  std::vector<sweep::measurement> three{{{0, 1}, 20}, {{0, 2}, 400}, {{1, 2}, 410}};
+  EXPECT_EQ(latency_outliers(three, 2.5, fleet), (std::vector<sweep::rank_pair>{{0, 2}, {1, 2}}));
+  // A slow link alone, between healthy hosts, is judged as before.
+  std::vector<sweep::measurement> link{{{0, 1}, 20}, {{0, 2}, 21}, {{1, 2}, 19}, {{0, 3}, 22}, {{1, 3}, 20}, {{2, 3}, 60}};
+  EXPECT_EQ(latency_outliers(link, 2.5, fleet), (std::vector<sweep::rank_pair>{{2, 3}}));
+  // Every host alike, however they spread, is no outlier.
+  std::vector<sweep::measurement> even{{{0, 1}, 20}, {{0, 2}, 40}, {{1, 2}, 30}, {{0, 3}, 25}, {{1, 3}, 35}, {{2, 3}, 45}};
+  EXPECT_TRUE(latency_outliers(even, 2.5, fleet).empty());
+}
+
 TEST(sweep_outliers, retest_rounds_keep_every_host_to_one_peer) {
   auto rs = sweep::pack_rounds({{2, 3}, {0, 3}, {0, 1}, {2, 3}, {1, 2}});
   std::set<sweep::rank_pair> met;

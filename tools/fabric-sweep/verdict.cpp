@@ -33,7 +33,45 @@ double median_of(std::vector<double> v) {
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/// The middle of `v`, the lower of two middle ones: for latency, the
+/// faster. `v` is reordered.
+template <class It>
+double lower_median(It first, It last) {
+  auto mid = first + (last - first - 1) / 2;
+  std::nth_element(first, mid, last);
+  return *mid;
+}
+
 }  // namespace
+
+std::vector<double> typical_of(const std::vector<double>& fleet, const figure_hosts& hosts, double factor) {
+  if (hosts.size() != fleet.size() || fleet.empty()) return fleet;
+  std::uint32_t n = 0;
+  for (auto [a, b] : hosts) n = std::max({n, a + 1, b + 1});
+  // Each host's figures, side by side: host h's from starts[h] to starts[h + 1].
+  std::vector<std::size_t> starts(n + 1, 0);
+  for (auto [a, b] : hosts) ++starts[a + 1], ++starts[b + 1];
+  for (std::uint32_t h = 0; h < n; ++h) starts[h + 1] += starts[h];
+  std::vector<float> by_host(starts[n]);
+  auto next = starts;
+  for (std::size_t i = 0; i < fleet.size(); ++i) {
+    by_host[next[hosts[i].first]++] = static_cast<float>(fleet[i]);
+    by_host[next[hosts[i].second]++] = static_cast<float>(fleet[i]);
+  }
+  std::vector<double> middles(n, 0);
+  std::vector<double> of_hosts;
+  for (std::uint32_t h = 0; h < n; ++h)
+    if (starts[h] < starts[h + 1]) {
+      auto first = by_host.begin() + static_cast<std::ptrdiff_t>(starts[h]);
+      middles[h] = lower_median(first, by_host.begin() + static_cast<std::ptrdiff_t>(starts[h + 1]));
+      of_hosts.push_back(middles[h]);
+    }
+  auto limit = factor * lower_median(of_hosts.begin(), of_hosts.end());
+  std::vector<double> out;
+  for (std::size_t i = 0; i < fleet.size(); ++i)
+    if (middles[hosts[i].first] <= limit && middles[hosts[i].second] <= limit) out.push_back(fleet[i]);
+  return out.empty() || out.size() == fleet.size() ? fleet : out;
+}
 
 spread spread_of(std::vector<double> p50s) {
   spread s;
@@ -66,7 +104,7 @@ verdict_options report_verdict(const verdict_options& asked, const verdict_given
           given.expect_gbps ? asked.expect_gbps : sweeps->expect_gbps};
 }
 
-fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_options& o) {
+fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_options& o, const figure_hosts& hosts) {
   fleet_bar bar;
   switch (kind_of(c).judged) {
     case judged_by::delivery:  // no figures: a pair passes or fails
@@ -87,7 +125,8 @@ fleet_bar bar_of(check c, const std::vector<double>& fleet, const verdict_option
       }
       break;
     case judged_by::time:
-      bar.fleet = spread_of(fleet);
+      bar.fleet = spread_of(typical_of(fleet, hosts, o.outlier_factor));
+      bar.fleet.samples = fleet.size();
       bar.outlier_factor = o.outlier_factor;
       break;
   }
@@ -112,8 +151,8 @@ bool is_slow(check c, double figure, const fleet_bar& bar) {
 }
 
 std::vector<std::size_t> slow_pairs(check c, const std::vector<double>& figures, const verdict_options& o,
-                                    fleet_bar& bar) {
-  bar = bar_of(c, figures, o);
+                                    fleet_bar& bar, const figure_hosts& hosts) {
+  bar = bar_of(c, figures, o, hosts);
   std::vector<std::size_t> out;
   for (std::size_t i = 0; i < figures.size(); ++i)
     if (is_slow(c, figures[i], bar)) out.push_back(i);
@@ -122,9 +161,13 @@ std::vector<std::size_t> slow_pairs(check c, const std::vector<double>& figures,
 
 std::vector<rank_pair> outliers(check c, const std::vector<measurement>& all, const verdict_options& o, fleet_bar& bar) {
   std::vector<double> figures;
-  for (const auto& m : all) figures.push_back(m.figure);
+  figure_hosts hosts;
+  for (const auto& m : all) {
+    figures.push_back(m.figure);
+    hosts.emplace_back(static_cast<std::uint32_t>(m.pair.first), static_cast<std::uint32_t>(m.pair.second));
+  }
   std::set<rank_pair> out;
-  for (auto i : slow_pairs(c, figures, o, bar)) out.insert(all[i].pair);
+  for (auto i : slow_pairs(c, figures, o, bar, hosts)) out.insert(all[i].pair);
   return {out.begin(), out.end()};
 }
 

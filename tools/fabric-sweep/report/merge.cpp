@@ -477,6 +477,8 @@ matrix matrix_builder::finish(const verdict_options& asked, const line_counts& l
   // made of: a re-test ran beside fewer pairs than a round (alone, at the
   // end), so its figure is judged against the bar but not part of it.
   std::vector<double> fleet;
+  figure_hosts fleet_hosts;  // a latency bar's typical hosts need them (typical_of)
+  bool by_time = kind_of(m.check).judged == judged_by::time;
   auto final_word = [&](std::uint32_t lo, std::uint32_t hi, const meeting* round, const std::vector<meeting>* again) {
     std::uint32_t latest = round ? round->p.sweep : 0;
     if (again)
@@ -495,7 +497,10 @@ matrix matrix_builder::finish(const verdict_options& asked, const line_counts& l
     merged_pair out;
     if (round && round->p.sweep == latest) {
       out = state_named(*round);
-      if (auto f = out.figure(); f && out.state == pair_state::ok) fleet.push_back(*f);
+      if (auto f = out.figure(); f && out.state == pair_state::ok) {
+        fleet.push_back(*f);
+        if (by_time) fleet_hosts.emplace_back(lo, hi);
+      }
     }
     if (again) {
       const merged_pair* best = nullptr;
@@ -566,7 +571,8 @@ matrix matrix_builder::finish(const verdict_options& asked, const line_counts& l
   run = {};  // the records' memory, before the verdicts
 
   // Slow pairs, by the rule of the check (the run's re-tests use it too).
-  m.bar = bar_of(m.check, fleet, o);
+  m.bar = bar_of(m.check, fleet, o, fleet_hosts);
+  fleet_hosts = {};
   for (auto& p : m.pairs)
     if (auto f = p.figure(); f && p.state == pair_state::ok && is_slow(m.check, *f, m.bar)) p.state = pair_state::slow;
   for (const auto& p : m.pairs) ++m.counts[static_cast<int>(p.state)];
