@@ -305,13 +305,16 @@ class Service:
         version, op, status, data, length = HDR_BE.unpack_from(raw)
         tid_raw = raw[8:16]
         ep = get_ep(data[0] - 1, data[1])
+        port, port_count = (ep.port if ep else 0), PORT_CNT
+        if self.args.misbehave == "endless":  # the first endpoint at every index, on each of 255 ports
+            ep, port, port_count = ENDPOINTS[0], data[1], 255
         if ep is None:
             return HDR_BE.pack(version, op | ACK, ST_EINVAL, bytes([data[0], 0, 0]), 16) + tid_raw
         prov, addrs = b"ibacmp", [a.encode() for a in ep.addrs]
         if self.args.misbehave == "bytes":
             prov = b"ib\xffacmp\x1b]0;owned\x07"
             addrs = [b"\xfe\xfehost\x1b[2J"] + addrs[1:]
-        body = struct.pack(">QBB2xHH64s", DEV_GUID, ep.port, PORT_CNT, ep.pkey, len(addrs), prov.ljust(64, b"\0"))
+        body = struct.pack(">QBB2xHH64s", DEV_GUID, port, port_count, ep.pkey, len(addrs), prov.ljust(64, b"\0"))
         body += b"".join(a.ljust(64, b"\0") for a in addrs)
         return HDR_BE.pack(version, op | ACK, ST_OK, bytes([data[0], 0, 0]), 16 + len(body)) + tid_raw + body
 
@@ -479,7 +482,7 @@ def main():
     ap.add_argument("--port-file", help="write the TCP port here, as ibacm does")
     ap.add_argument("--paths", help="JSON file of path records per destination")
     ap.add_argument("--misbehave", choices=["truncated", "oversize", "version", "opcode", "tid", "short", "nopath",
-                                            "silent", "close", "trailing", "drip", "backlog", "bytes", "counters"])
+                                            "silent", "close", "trailing", "drip", "backlog", "bytes", "counters", "endless"])
     ap.add_argument("--ready", help="file to create once listening")
     args = ap.parse_args()
     if not args.unix and args.tcp is None:

@@ -33,6 +33,17 @@ if json_check "$WORK/o" "d['exit_code']==6 and not kind('service')[0]['reached']
 else fail "full backlog JSON"; cat "$WORK/o"; fi
 stop_responder "$RESPONDER_PID"
 
+# A service that lists endpoints without end (the first one at every
+# index, on each of 255 ports): -e stops at 1,024 listings with a warning,
+# and the document holds them, where it would have asked 65,025 times and
+# kept every one.
+responder endless --misbehave endless
+expect "endless endpoints: -e stops" 0 -S "$WORK/endless.sock" -e -j
+if json_check "$WORK/o" "len(kind('endpoint')) == 1024" && grep -q "warning: the service listed 1024 endpoint ports" "$WORK/o.err"
+then pass "endless endpoints: 1,024 listings kept, a warning says so"
+else fail "endless endpoints"; head -c 600 "$WORK/o"; cat "$WORK/o.err"; fi
+stop_responder "$RESPONDER_PID"
+
 # Bytes from the service that are not text never reach the terminal raw,
 # and JSON stays valid.
 responder bytes --misbehave bytes

@@ -1,7 +1,7 @@
 #pragma once
 /// The endpoints of -e: every port of one endpoint, or of every endpoint
-/// until one is missing, printed as rows under one header line for the
-/// run. Owns whether the header was printed.
+/// until one is missing (a thousand listings at most), printed as rows
+/// under one header line for the run. Owns whether the header was printed.
 
 #include "ib_acme.hpp"
 #include "printer.hpp"
@@ -30,6 +30,7 @@ private:
   const printer& out_;
   bool labels_ = false;
   bool failed_ = false;
+  bool capped_ = false;  // the run listed as many as it keeps
 };
 
 }  // namespace ib_acme

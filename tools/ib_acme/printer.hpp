@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace ib_acme {
@@ -26,6 +27,8 @@ public:
     if (!text.empty() && text.back() == '\n') text.pop_back();
     con_.line(text);
   }
+  /// "ib_acme: warning: text" on stderr, in every mode.
+  void warning(std::string_view text) const { con_.warning(text); }
   /// A results item that is final.
   void result(const nlohmann::json& item) const {
     con_.event("result", [&]() -> const nlohmann::json& { return item; });
