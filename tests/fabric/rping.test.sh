@@ -144,6 +144,14 @@ run_capped 30 "$BIN/rping" -c -a "$ADDR" -S 1024 -C 1
 expect_bg srv 7 "server refuses a client -S larger than its own (protocol, 7)"
 check "server names both sizes" grep -q "1024 bytes, more than this server's -S 64" "$(bg_err srv)"
 
+# A client whose first message is 64 bytes, not 16: longer than the
+# server's receive, which the provider fails; the peer's protocol error.
+start_bg srv "$BIN/rping" -s -a "$ADDR"
+wait_cm_listen 7174
+run_capped 30 "$BIN/../tests/hostile_rping" "$ADDR" long
+expect_bg srv 7 "server: a 64-byte message is the peer's protocol error (7)"
+check "server: the message's length named" grep -q "peer sent a message longer than 16 bytes" "$(bg_err srv)"
+
 # Persistent server: concurrent clients, hostile clients, a killed client.
 start_bg psrv "$BIN/rping" -s -P -a "$ADDR" --stats -j
 wait_cm_listen 7174

@@ -1,6 +1,7 @@
 // A misbehaving rping client for the fabric tests: it connects like rping
 // and then breaks the protocol in one chosen way.
 //   hostile_rping ADDR short      a 4-byte message instead of 16
+//   hostile_rping ADDR long       a 64-byte message instead of 16
 //   hostile_rping ADDR oversize   advertises a buffer larger than any -S
 //   hostile_rping ADDR badrkey    advertises a buffer with a bogus rkey
 //   hostile_rping ADDR flood      sends 8 messages without waiting for an answer
@@ -17,13 +18,13 @@
 
 int main(int argc, char** argv) try {
   if (argc != 3) {
-    fmt::print(stderr, "usage: hostile_rping ADDR short|oversize|badrkey|flood\n");
+    fmt::print(stderr, "usage: hostile_rping ADDR short|long|oversize|badrkey|flood\n");
     return 2;
   }
   std::string mode = argv[2];
   const fabric::wait_limit limit(std::chrono::milliseconds(5000));
   fabric::rc_client c = fabric::prepare_rc_client({argv[1], "", 7174}, {}, limit);
-  fabric::registered_buffer msg(c.endpoint->pd(), 16, IBV_ACCESS_LOCAL_WRITE);
+  fabric::registered_buffer msg(c.endpoint->pd(), 64, IBV_ACCESS_LOCAL_WRITE);
   fabric::registered_buffer data(c.endpoint->pd(), 64, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
   fabric::connect_rc(c, limit.next());
 
@@ -36,7 +37,7 @@ int main(int argc, char** argv) try {
 
   // A flood is one post of messages that follow each other on the wire, so
   // the second arrives while the server READs the buffer the first named.
-  ibv_sge sge = msg.sge(mode == "short" ? 4 : 16);
+  ibv_sge sge = msg.sge(mode == "short" ? 4 : mode == "long" ? 64 : 16);
   ibv_send_wr wrs[8]{};
   const int n = mode == "flood" ? 8 : 1;
   for (int k = 0; k < n; ++k) {

@@ -25,6 +25,7 @@ link::link(fabric::cm_channel& channel, fabric::rc_endpoint& ep, std::uint32_t s
 void link::post_recv() {
   ibv_sge sge = recv_.sge(info_size);
   ibv_recv_wr wr{};
+  wr.wr_id = recv_id;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   fabric::post_recv(ep_.qp(), wr);
@@ -79,6 +80,10 @@ ibv_wc link::next_completion(const char* waiting_for) {
     }
     const ibv_wc& wc = polled_[next_++];
     if (wc.status == IBV_WC_WR_FLUSH_ERR) throw peer_gone();
+    // A message longer than the receive: what providers report for it.
+    if (wc.wr_id == recv_id && (wc.status == IBV_WC_LOC_LEN_ERR || wc.status == IBV_WC_LOC_QP_OP_ERR))
+      throw error(exit_code::protocol, fmt::format("peer sent a message longer than {} bytes; rping messages are {} bytes ({})",
+                                                   info_size, info_size, fabric::wc_status_name(wc.status)));
     if (wc.status != IBV_WC_SUCCESS)
       throw fabric::wc_error(wc, wc.wr_id == write_id  ? std::string("RDMA WRITE")
                                  : wc.wr_id == read_id ? std::string("RDMA READ")

@@ -86,6 +86,7 @@ private:
   static constexpr unsigned signal_every = 8;  // well below the send queue depth
   static constexpr std::uint64_t write_id = 1;  // the wr_id of the WRITE back
   static constexpr std::uint64_t read_id = 2;   // the wr_id of the READ
+  static constexpr std::uint64_t recv_id = 3;   // the wr_id of the receive
   unsigned sends_ = 0;
   std::array<ibv_wc, 8> polled_{};
   std::size_t next_ = 0, count_ = 0;
