@@ -44,6 +44,15 @@ then pass "endless endpoints: 1,024 listings kept, a warning says so"
 else fail "endless endpoints"; head -c 600 "$WORK/o"; cat "$WORK/o.err"; fi
 stop_responder "$RESPONDER_PID"
 
+# Ctrl-C in the middle of -C's repetitions: the document has the lookup,
+# with the repetitions it made.
+responder reps
+rc=0; timeout --preserve-status -s INT 2 "$OURS" -S "$WORK/reps.sock" -d 10.0.0.5 -C 100000000 -j >"$WORK/o" 2>"$WORK/o.err" || rc=$?
+if [ "$rc" -eq 130 ] && json_check "$WORK/o" "d['exit_code'] == 130 and len(kind('lookup')) == 1 and kind('lookup')[0]['latency']['count'] > 10"
+then pass "-C cut short by Ctrl-C: exit 130, the lookup and its repetitions reported"
+else fail "-C cut short by Ctrl-C (exit $rc)"; head -c 800 "$WORK/o"; fi
+stop_responder "$RESPONDER_PID"
+
 # Bytes from the service that are not text never reach the terminal raw,
 # and JSON stays valid.
 responder bytes --misbehave bytes

@@ -157,6 +157,15 @@ check "usage json document" json_check "$LAST_OUT" 'd["exit_code"] == 2 and d["t
 expect_rc 4 "unresolvable group" "$BIN/mckey" -m no-such-group.invalid $T
 expect_rc 130 "receiver ends on SIGINT" timeout --preserve-status -s INT 3 "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 5 -j
 check "interrupted json" json_check "$LAST_OUT" 'd["exit_code"] == 130 and d["role"] == "receiver" and not d["ok"]'
+# Interrupted after datagrams came, the document counts them.
+start_bg rcv "$BIN/mckey" -m "$GROUP" -b "$ADDR" -C 100000 --timeout 60000 -j
+sleep 2
+expect_rc 0 "a sender of 50 to a receiver that waits for more" "$BIN/mckey" -m "$GROUP" -b "$ADDR" -s -C 50 $T
+sleep 1
+stop_bg rcv INT
+check "interrupted after 50 datagrams: exit 130" test "$(bg_rc rcv)" -eq 130
+check "interrupted after 50 datagrams: the document counts them" json_check "$(bg_out rcv)" \
+  'd["exit_code"] == 130 and d["summary"]["received"] == 50 and d["summary"]["lost"] == 100000 - 50'
 
 # --delay: the sender waits that long before it sends, and Ctrl-C ends the wait.
 t0=$SECONDS

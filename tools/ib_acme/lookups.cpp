@@ -58,11 +58,13 @@ int lookups::resolve_all(acm::client& c, const std::string& svc) {
       try {
         ret = resolve_one(c, l);
       } catch (const error& e) {
-        if (e.ends_run()) throw;
         l.ok = false;
         l.error = e.what();
-        out_("{} failed: {}\n", op_name(format), std::strerror(errno_for(e.code())));
-        out_("\n");
+        if (!e.ends_run()) {
+          out_("{} failed: {}\n", op_name(format), std::strerror(errno_for(e.code())));
+          out_("\n");
+        }
+        // Ended by Ctrl-C too, the lookup is reported with the repetitions it made.
         add_lookup(std::move(l));
         throw;
       }

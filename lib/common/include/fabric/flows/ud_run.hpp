@@ -111,12 +111,13 @@ public:
     if (first_failure_) throw *first_failure_;
   }
 
-  /// Sends `count` messages from `m` to `to`; its counts are taken even
-  /// when its send queue stalls for --timeout, which throws error(timeout).
+  /// Sends `count` messages from `m` to `to`; its counts are taken however
+  /// the sends end: when its send queue stalls for --timeout, which throws
+  /// error(timeout), and on Ctrl-C.
   void send(Member& m, const ud_destination& to, std::uint64_t count, idle_deadline& until) {
-    bool done = m.traffic->send(to, count, until);
-    m.count();
-    if (!done) throw error(exit_code::timeout, fmt::format("{}: send queue stalled", m.traffic->what()));
+    at_exit taken{[&m] { m.count(); }};
+    if (!m.traffic->send(to, count, until))
+      throw error(exit_code::timeout, fmt::format("{}: send queue stalled", m.traffic->what()));
   }
 
   /// Waits until every member's sends completed; throws error(timeout)
@@ -130,8 +131,14 @@ public:
   /// Waits for every ready member's messages, then takes its counts. A
   /// member that stalls for --timeout ends the wait for all: the others'
   /// datagrams are already in their CQs, and are only drained. `also` is
-  /// watched while waiting (ud_traffic::receive_all).
+  /// watched while waiting (ud_traffic::receive_all). The counts are taken
+  /// however the wait ends.
   void receive(idle_deadline& until, const watched_fd& also = {}) {
+    // On Ctrl-C too: the report says what came.
+    at_exit taken{[this] {
+      for (auto& m : members_)
+        if (m->traffic && m->ready()) m->count();
+    }};
     bool waiting = true;
     for (auto& m : members_) {
       if (!m->traffic || !m->ready()) continue;
@@ -139,11 +146,18 @@ public:
         waiting = m->traffic->receive_all(until, also);
       else
         m->traffic->drain();
-      m->count();
     }
   }
 
 private:
+  /// Calls `f` when it goes, however the scope ends: the members' counts
+  /// are taken when a wait is cut short too.
+  template <class F>
+  struct at_exit {
+    F f;
+    ~at_exit() { f(); }
+  };
+
   wait_limit limit_;
   std::optional<error> first_failure_;
   std::vector<std::unique_ptr<Member>> members_;
