@@ -177,4 +177,16 @@ check "persistent server: one JSON document after Ctrl-C" json_check "$(bg_out p
    and any("more than this server" in (c["error"] or "") for c in d["results"])
    and any("remote access error" in (c["error"] or "").lower() or "access" in (c["error"] or "").lower() for c in d["results"])'
 
+# A persistent server in line mode streams each connection as its result
+# event and keeps only their totals: its last line's document sums every
+# connection and lists none again, so that an endless run keeps constant
+# memory.
+start_bg lsrv "$BIN/rping" -s -P -a "$ADDR" --json=lines
+wait_cm_listen 7174
+for i in 1 2 3 4 5; do run_capped 30 "$BIN/rping" -c -a "$ADDR" -C 10; done
+stop_bg lsrv INT
+check "persistent server, line mode: five result events, their totals in the document" json_lines_check "$(bg_out lsrv)" \
+  'd["exit_code"] == 130 and d["summary"]["connections"] == 5 and d["summary"]["pings"] == 50 and d["results"] == []
+   and d["summary"]["rtt"]["count"] == 50 and len([l for l in lines if l.get("event") == "result"]) == 5'
+
 finish

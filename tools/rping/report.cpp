@@ -10,20 +10,28 @@ namespace rping {
 
 using fabric::text_or_null;
 
+void report::fold(const connection_result& c) {
+  ++folded.connections;
+  folded.pings += c.pings;
+  folded.verify_errors += c.verify_errors;
+  folded.failed += c.error.empty() ? 0 : 1;
+  folded.rtt.merge(c.rtt);
+}
+
 std::uint64_t report::total_pings() const {
-  std::uint64_t n = 0;
+  std::uint64_t n = folded.pings;
   for (const auto& c : connections) n += c.pings;
   return n;
 }
 
 std::uint64_t report::total_verify_errors() const {
-  std::uint64_t n = 0;
+  std::uint64_t n = folded.verify_errors;
   for (const auto& c : connections) n += c.verify_errors;
   return n;
 }
 
 std::size_t report::failed() const {
-  std::size_t n = 0;
+  std::size_t n = folded.failed;
   for (const auto& c : connections) n += c.error.empty() ? 0 : 1;
   return n;
 }
@@ -47,11 +55,11 @@ fabric::cli::fields connection_fields(const connection_result& c) {
 /// The summary, each value with its words: the document's, and the line
 /// that closes a persistent server's run.
 fabric::cli::fields summary_fields(const report& r) {
-  fabric::latency_stats all;
+  fabric::latency_stats all = r.folded.rtt;
   for (const auto& c : r.connections) all.merge(c.rtt);
   fabric::cli::fields f;
   f.line("rping: ")
-      .put(connections, r.connections.size())
+      .put(connections, r.ended())
       .put(pings, r.total_pings())
       .put(verify_errors, r.total_verify_errors())
       .put(failed, r.failed())

@@ -28,8 +28,23 @@ struct connection_result {
 /// What a run produced; rendered by to_json and the human printer.
 struct report {
   std::string role = "none";
-  /// Connections that ended, in the order they ended.
+  /// Connections that ended, in the order they ended, each in the results.
   std::vector<connection_result> connections;
+  /// The totals of a persistent server's connections that ended and are
+  /// not kept (without -j: their result events or --stats lines told of
+  /// each), so that an endless run keeps constant memory.
+  struct folded_totals {
+    std::size_t connections = 0;
+    std::uint64_t pings = 0;
+    std::uint64_t verify_errors = 0;
+    std::size_t failed = 0;
+    fabric::latency_stats rtt;
+  } folded;
+
+  /// Takes a connection that ended into the totals alone.
+  void fold(const connection_result& c);
+  /// Connections that ended, kept or folded.
+  [[nodiscard]] std::size_t ended() const { return connections.size() + folded.connections; }
   [[nodiscard]] std::uint64_t total_pings() const;
   [[nodiscard]] std::uint64_t total_verify_errors() const;
   [[nodiscard]] std::size_t failed() const;

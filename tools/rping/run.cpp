@@ -272,7 +272,12 @@ fabric::verdict run_persistent_server(const options& o, report& r, fabric::conso
       if (o.stats)
         con.line(fmt::format("rping: client {}: {}{}", it->result.peer, format_stats(it->result),
                              it->result.error.empty() ? "" : ", error: " + it->result.error));
-      r.connections.push_back(std::move(it->result));
+      // Only the document (-j) lists every connection at the end; the
+      // other modes told of each as it ended, and keep the totals.
+      if (con.mode() == fabric::output_mode::document)
+        r.connections.push_back(std::move(it->result));
+      else
+        r.fold(it->result);
       it = workers.erase(it);
     }
   };
