@@ -111,6 +111,25 @@ TEST(sweep_presence, a_peer_that_answered_at_the_start_and_refuses_now_has_left)
   EXPECT_FALSE(watch.why_gone(3));
 }
 
+TEST(sweep_presence, a_peer_past_the_pair_being_met_will_not_come_to_it) {
+  // A peer whose side of a pair failed on its own (no device, a size above
+  // its MTU) is done with it and moves on: the side still meeting it is
+  // told so instead of waiting out its meeting.
+  auto r = loopback_run();
+  std::vector<std::string> addrs(3, "127.0.0.1");
+  sweep::presence peer(r, 2);
+  peer.at(4);
+  sweep::departures watch(r, addrs, 0, {2});
+  ASSERT_TRUE(eventually([&] { return watch.seen_answering(2); }));
+  EXPECT_FALSE(watch.why_gone(2, 4)) << "at the pair's round: coming";
+  EXPECT_FALSE(watch.why_gone(2, 5)) << "before it";
+  peer.at(5);  // done with the pair of round 4
+  auto why = watch.why_gone(2, 4);
+  ASSERT_TRUE(why);
+  EXPECT_TRUE(why->starts_with("moved on past this pair")) << *why;
+  EXPECT_FALSE(watch.why_gone(2)) << "asked for no pair: there";
+}
+
 namespace {
 
 /// Rank 0 watching rank 1, which answered at the start, and rank 2, which

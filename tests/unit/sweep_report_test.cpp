@@ -609,6 +609,21 @@ TEST(sweep_render, the_page_draws_cells_when_small_and_an_overview_when_big) {
   EXPECT_EQ(big.find("http://"), big.find("http://www.w3.org/2000/svg")) << "no fetches";
 }
 
+TEST(sweep_report, a_sides_own_failure_says_why_over_its_peers_wait_for_it) {
+  // The server failed on its own; the client only waited for it to listen.
+  auto own = line("h1", "h2", false, 0, {{"error", "rdma_listen 10.0.0.1:18515: No such device"}}, "server");
+  auto waited = line("h1", "h2", false, 0,
+                     {{"error", "h1: RDMA_CM_EVENT_REJECTED (the time to meet the peer ran out)"}, {"peer_absent", true}});
+  for (const auto& lines : {std::vector{own, waited}, std::vector{waited, own}}) {
+    auto m = sweep::merge(lines, defaults);
+    EXPECT_EQ(m.error_of(pair_of(m, "h1", "h2")), "rdma_listen 10.0.0.1:18515: No such device");
+  }
+  // Two failures alike: the client's, as before.
+  auto client = line("h1", "h2", false, 0, {{"error", "3 of 100 datagrams lost"}});
+  auto m = sweep::merge({client, own}, defaults);
+  EXPECT_EQ(m.error_of(pair_of(m, "h1", "h2")), "3 of 100 datagrams lost");
+}
+
 TEST(sweep_report_small, a_host_slow_with_every_peer_of_four_is_slow_and_the_worst) {
   // h4 100 ms from each peer, the others 3 to 5 ms apart: h4's pairs are
   // half of the six, which a median of every pair would sit among.

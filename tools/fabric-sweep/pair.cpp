@@ -56,6 +56,7 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::opt
                    {"index", index},
                    {"ok", p.ok},
                    {"error", p.ok ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
+                   {"peer_absent", p.peer_absent},
                    {"check", check_name(p.check)},
                    {"sweep", p.sweep + 1},
                    {"round", p.round + 1},

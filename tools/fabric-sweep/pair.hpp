@@ -39,6 +39,9 @@ struct pair_result {
   int port = 0;
   bool ok = false;
   std::string error;
+  /// The failure is the peer's absence (it did not come, or is gone), not
+  /// this side's own: the report takes the peer's word over it.
+  bool peer_absent = false;
   std::optional<fabric::latency_summary> latency;  ///< client side: round trips, or connection setup
   std::optional<double> connect_us;
   double elapsed_us = 0;        ///< the pair on this side, waiting for the peer included

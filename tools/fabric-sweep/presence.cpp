@@ -150,7 +150,9 @@ bool departures::seen_answering(int peer) const {
   return peer >= 0 && static_cast<std::size_t>(peer) < addrs_.size() && answered_[static_cast<std::size_t>(peer)].load();
 }
 
-std::optional<std::string> departures::why_gone(int peer) { return why_gone(peer, max_question_gap); }
+std::optional<std::string> departures::why_gone(int peer, std::optional<long> step) {
+  return why_gone(peer, max_question_gap, step);
+}
 
 std::vector<std::pair<int, std::string>> departures::gone_of(const std::vector<int>& missing,
                                                              const fabric::deadline& until) {
@@ -160,12 +162,12 @@ std::vector<std::pair<int, std::string>> departures::gone_of(const std::vector<i
   std::vector<std::pair<int, std::string>> out;
   for (int peer : missing) {
     if (until.expired()) break;
-    if (auto why = why_gone(peer, gap)) out.emplace_back(peer, std::move(*why));
+    if (auto why = why_gone(peer, gap, std::nullopt)) out.emplace_back(peer, std::move(*why));
   }
   return out;
 }
 
-std::optional<std::string> departures::why_gone(int peer, std::chrono::milliseconds gap) {
+std::optional<std::string> departures::why_gone(int peer, std::chrono::milliseconds gap, std::optional<long> step) {
   auto port = presence_port(base_port_, peer);
   if (!port || !seen_answering(peer)) return std::nullopt;
   auto asked = fabric::clock::now();
@@ -173,6 +175,9 @@ std::optional<std::string> departures::why_gone(int peer, std::chrono::milliseco
   auto& silent = silent_[static_cast<std::size_t>(peer)];
   if (heard.heard == reply::kind::answered) {
     silent.reset();
+    // Done with the pair it was to meet us in, without meeting: its side
+    // failed on its own (no device, a size above its MTU), and says why.
+    if (step && heard.step > *step) return "moved on past this pair (its side of it ended without meeting this one)";
     return std::nullopt;
   }
   if (heard.heard == reply::kind::refused) return "left the sweep (its rank answered at the start, and refuses connections now)";

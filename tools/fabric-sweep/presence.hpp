@@ -55,7 +55,8 @@ public:
   presence& operator=(const presence&) = delete;
 
   /// This rank has started the round of `step` (rounds of earlier sweeps
-  /// and re-test rounds counted: it only grows).
+  /// and re-test rounds counted: it only grows), or (`step` + 1) is done
+  /// with its pair of that round.
   void at(long step) noexcept { step_.store(step, std::memory_order_relaxed); }
 
 private:
@@ -96,10 +97,12 @@ public:
   departures& operator=(const departures&) = delete;
 
   /// Why `peer` will not come ("left the sweep (...)", "stopped answering
-  /// (...)"), or nullopt while nothing sure is known. Asks it once, waiting
-  /// at most a second; silent questions at most three seconds apart make
-  /// one silence. For the rank's own thread (it keeps each peer's silence).
-  [[nodiscard]] std::optional<std::string> why_gone(int peer);
+  /// (...)"; for the pair of `step`, "moved on past this pair (...)" once
+  /// it answers a later step: its side of the pair ended on its own), or
+  /// nullopt while nothing sure is known. Asks it once, waiting at most a
+  /// second; silent questions at most three seconds apart make one
+  /// silence. For the rank's own thread (it keeps each peer's silence).
+  [[nodiscard]] std::optional<std::string> why_gone(int peer, std::optional<long> step = std::nullopt);
   /// The peers of `missing` that are gone, with why, for a wait on many at
   /// once (rank 0's gathering after the rounds): asks each once, in turn,
   /// until `until`; a caller asks again once a pass is over, and a peer's
@@ -114,7 +117,7 @@ public:
 
 private:
   /// why_gone, where silent questions at most `gap` apart make one silence.
-  std::optional<std::string> why_gone(int peer, std::chrono::milliseconds gap);
+  std::optional<std::string> why_gone(int peer, std::chrono::milliseconds gap, std::optional<long> step);
   void first_questions(const std::stop_token& stop, const std::vector<int>& peers);
 
   int base_port_;

@@ -48,8 +48,8 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
   auto bounds = fabric::pair_bounds::from_now(r.pair_timeout() * (late + 1), r.pair_timeout(), r.each_wait());
   int peer = serving ? p.client : p.server;
   bounds.peer_on_its_way = peer_on_its_way(r, addrs[static_cast<std::size_t>(peer)], peer, port_round);
-  bounds.peer_gone = [&gone, peer, &name = where.hosts[static_cast<std::size_t>(peer)]]() -> std::optional<std::string> {
-    if (auto why = gone.why_gone(peer)) return name + " " + *why;
+  bounds.peer_gone = [&gone, peer, port_round, &name = where.hosts[static_cast<std::size_t>(peer)]]() -> std::optional<std::string> {
+    if (auto why = gone.why_gone(peer, port_round)) return name + " " + *why;
     return std::nullopt;
   };
   bounds.key = pair_key(port_round, p);
@@ -58,6 +58,9 @@ pair_result run_pair(const options& opt, const place& where, const std::vector<s
     run_check({r, serving, addrs[static_cast<std::size_t>(peer)], static_cast<std::uint16_t>(out.port), bounds},
               out);
     out.ok = true;
+  } catch (const fabric::peer_absent& e) {
+    out.error = e.what();
+    out.peer_absent = true;
   } catch (const fabric::error& e) {
     if (e.ends_run()) throw;
     out.error = e.what();
@@ -74,6 +77,7 @@ pair_result unmet_pair(const options& opt, const place& where, int round, int po
                        std::string_view why) {
   pair_result out = pair_of(opt, where, round, port_round, p);
   out.error = fmt::format("{} {}", where.hosts[static_cast<std::size_t>(who)], why);
+  out.peer_absent = who != where.rank;
   return out;
 }
 
@@ -256,9 +260,12 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
       if (!came[static_cast<std::size_t>(peer)]) return unmet(peer, "did not come to the start");
       if (!unable[static_cast<std::size_t>(p.server)].empty()) return unmet(p.server, cannot(p.server));
       if (!unable[static_cast<std::size_t>(p.client)].empty()) return unmet(p.client, cannot(p.client));
-      if (auto why = gone->why_gone(peer)) return unmet(peer, *why);
+      if (auto why = gone->why_gone(peer, port_round)) return unmet(peer, *why);
       return run_pair(opt, where, addrs, round, port_round, p, late, *gone);
     }();
+    // Done with this round's pair: a peer still waiting to meet it learns
+    // so at its next question, and stops waiting.
+    here->at(port_round + 1);
     done.retest = retest;
     report_pair(std::move(done));
   };

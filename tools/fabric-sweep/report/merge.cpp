@@ -95,6 +95,7 @@ struct meeting {
   merged_pair p;
   std::uint8_t seen = 0, passed = 0, failed = 0;  // bits: 1 the server's side, 2 the client's
   bool figures_from_client = false;
+  bool error_is_absence = false;  // p.error only says the side's peer did not come
 };
 
 /// Each pair's latest sweep's round, a row per host: row `lo` holds the
@@ -287,10 +288,16 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   std::uint8_t side = s.client_side ? 2 : 1;
   m.seen |= side;
   m.p.elapsed_us = std::max(m.p.elapsed_us, s.elapsed_us);
-  // The client's word is the measurement; a failure from either side stands.
+  // The client's word is the measurement; a failure from either side
+  // stands. Its error: a side's own failure, over one that only says its
+  // peer did not come or is gone (the side that failed first on its own
+  // moved on, and its peer waited for it); between two alike, the client's.
   if (!s.ok) {
     m.failed |= side;
-    if (m.p.error == 0 || s.client_side) m.p.error = error(s.error);
+    if (m.p.error == 0 || (m.error_is_absence && !s.peer_absent) || (s.client_side && m.error_is_absence == s.peer_absent)) {
+      m.p.error = error(s.error);
+      m.error_is_absence = s.peer_absent;
+    }
     return;
   }
   m.passed |= side;

@@ -179,6 +179,7 @@ side_record side_of(const element& e) {
   r.ok = flag(o, "ok", std::nullopt);
   r.error = text_or_null(o, "error");
   r.retest = flag(o, "retest", false);
+  r.peer_absent = flag(o, "peer_absent", false);
   r.sweep = small_count(o, "sweep", 1);
   r.round = small_count(o, "round", 0);
   r.elapsed_us = number(o, "elapsed_us", 0);

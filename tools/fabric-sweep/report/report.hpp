@@ -91,6 +91,7 @@ struct run_tag {
 struct side_record {
   std::string_view check, server, client, error;
   bool client_side = false, ok = false, retest = false;
+  bool peer_absent = false;  ///< its failure is the peer's absence (false in lines of versions before it)
   std::uint32_t sweep = 1, round = 0;
   double elapsed_us = 0;
   std::optional<fabric::latency_summary> latency;

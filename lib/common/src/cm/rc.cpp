@@ -11,8 +11,8 @@ namespace fabric {
 
 namespace {
 
-error no_request_in_time(std::string_view who) {
-  return error(exit_code::timeout, fmt::format("{}: timed out waiting for {}", who, event_name(RDMA_CM_EVENT_CONNECT_REQUEST)));
+peer_absent no_request_in_time(std::string_view who) {
+  return peer_absent(exit_code::timeout, fmt::format("{}: timed out waiting for {}", who, event_name(RDMA_CM_EVENT_CONNECT_REQUEST)));
 }
 
 ibv_qp_init_attr rc_init_attr(ibv_cq* send_cq, ibv_cq* recv_cq, const rc_config& cfg) {

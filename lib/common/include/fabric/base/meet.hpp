@@ -111,10 +111,18 @@ struct pair_bounds {
   }
 };
 
+/// The error of a meeting the peer did not come to: it never listened or
+/// dialled in time, or it is gone. Such a failure is the peer's absence,
+/// not this side's own: the peer's side, when it said anything, says why.
+class peer_absent : public error {
+public:
+  using error::error;
+};
+
 /// The error of a meeting whose peer is gone, for `who` (the peer, the
 /// port), saying `why` (pair_bounds::peer_gone).
-inline error peer_gone_error(std::string_view who, std::string_view why) {
-  return error(exit_code::connect_failed, std::string(who) + ": " + std::string(why));
+inline peer_absent peer_gone_error(std::string_view who, std::string_view why) {
+  return peer_absent(exit_code::connect_failed, std::string(who) + ": " + std::string(why));
 }
 
 /// A meeting's question whether its peer is gone (pair_bounds::peer_gone),
@@ -158,8 +166,8 @@ auto dial_to_meet(const pair_bounds& bounds, Dial&& dial) {
       if (!until.expired() || (!not_listening_yet(e) && !cut_short)) throw;
       auto later = bounds.later_meeting();
       // A step cut short says so: its own wait was not what ran out.
-      if (!later && cut_short) throw error(e.code(), std::string(e.what()) + " (the time to meet the peer ran out)");
-      if (!later) throw;
+      if (!later && cut_short) throw peer_absent(e.code(), std::string(e.what()) + " (the time to meet the peer ran out)");
+      if (!later) throw peer_absent(e.code(), e.what());  // it never listened
       until = *later;
     }
   }
