@@ -4,6 +4,7 @@
 #include "fabric-sweep/report/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -622,6 +623,23 @@ TEST(sweep_report, a_sides_own_failure_says_why_over_its_peers_wait_for_it) {
   auto client = line("h1", "h2", false, 0, {{"error", "3 of 100 datagrams lost"}});
   auto m = sweep::merge({client, own}, defaults);
   EXPECT_EQ(m.error_of(pair_of(m, "h1", "h2")), "3 of 100 datagrams lost");
+}
+
+TEST(sweep_report, hosts_whose_port_mtus_differ_are_named_in_a_note) {
+  auto started = [](const std::string& host, std::optional<int> mtu) {
+    return nlohmann::json{{"tool", "fabric-sweep"},
+                          {"event", "started"},
+                          {"started", {{"host", host}, {"hosts", {"h1", "h2", "h3", "h4"}}, {"mtu", mtu ? nlohmann::json(*mtu) : nlohmann::json()}}}}
+        .dump();
+  };
+  std::vector<std::string> lines{started("h1", 1024), started("h2", 1024), started("h3", 4096), started("h4", std::nullopt)};
+  for (const auto& [a, b] : {std::pair{"h1", "h2"}, {"h1", "h3"}, {"h2", "h3"}, {"h1", "h4"}, {"h2", "h4"}, {"h3", "h4"}})
+    lines.push_back(line(a, b, true, 20));
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_TRUE(has_note(m, "the hosts' port MTUs differ: h3 4096; the other 2 hosts 1024")) << fmt::format("{}", fmt::join(m.notes, "|"));
+  // One MTU, or an MTU no port has: no note.
+  auto same = sweep::merge({started("h1", 1024), started("h2", 1024), started("h3", 70000), line("h1", "h2", true, 20)}, defaults);
+  EXPECT_FALSE(has_note(same, "MTUs differ"));
 }
 
 TEST(sweep_report_small, a_host_slow_with_every_peer_of_four_is_slow_and_the_worst) {

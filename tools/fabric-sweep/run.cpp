@@ -81,13 +81,13 @@ pair_result unmet_pair(const options& opt, const place& where, int round, int po
   return out;
 }
 
-/// What keeps this host from the check's RDMA at the address its peers
-/// dial, when that is sure (rdma_trouble_at); empty otherwise, and for the
-/// checks that do not use this host's RDMA device themselves.
-std::string trouble_here(const options& opt, const std::string& address) {
+/// This host's RDMA at the address its peers dial (own_rdma_at): what
+/// keeps it from the check, when that is sure, and its port; nothing for
+/// the checks that do not use this host's RDMA device themselves.
+fabric::own_rdma rdma_here(const options& opt, const std::string& address) {
   if (opt.run.check == check::acm) return {};  // the ACM service resolves; this host only asks it
   try {
-    return fabric::rdma_trouble_at(address, opt.run.each_wait());
+    return fabric::own_rdma_at(address, opt.run.each_wait());
   } catch (const fabric::error& e) {
     if (e.ends_run()) throw;
     return {};  // nothing sure: the pairs will tell
@@ -199,7 +199,9 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   // surely cannot take part (no RDMA device, its port down): its pairs
   // fail at once on both sides.
   auto t0 = fabric::clock::now();
-  auto trouble = group ? std::string() : trouble_here(opt, addrs[static_cast<std::size_t>(where.rank)]);
+  auto here_rdma = group ? fabric::own_rdma{} : rdma_here(opt, addrs[static_cast<std::size_t>(where.rank)]);
+  const auto& trouble = here_rdma.trouble;
+  if (here_rdma.port) rep.mtu = here_rdma.port->active_mtu;
   auto start = meet_at_start(opt, where, addrs, where.rank == 0 ? new_run_id(env) : std::string(), trouble);
   rep.start_us = fabric::us_since(t0);
   if (env.contains("SLURM_JOB_ID") || where.rank == 0 || (start.error.empty() && !start.run.empty()))
@@ -229,7 +231,8 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
                           {"start_us", *rep.start_us},
                           {"absent", absent_hosts},
                           {"unable", unable_json(rep)},
-                          {"peers", fabric::value_or_null(rep.peers)}};
+                          {"peers", fabric::value_or_null(rep.peers)},
+                          {"mtu", fabric::value_or_null(rep.mtu)}};
   });
 
   bool repeating = opt.run.repeat != 1;

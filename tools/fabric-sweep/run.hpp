@@ -26,6 +26,9 @@ struct run_report {
   /// The hosts this rank's rounds meet, when not every other host
   /// (--quick, --pairs): the report leaves the pairs no rank planned out.
   std::optional<std::vector<std::string>> peers;
+  /// The active MTU of this host's port at its address, when known: the
+  /// report compares the hosts'.
+  std::optional<std::uint32_t> mtu;
   int round_count = 0;
   int retest_rounds = 0;          ///< the last sweep's
   std::optional<agreement> agreed;

@@ -152,6 +152,7 @@ struct run_store {
   std::unordered_set<std::size_t> planned;  // then: the pairs its ranks planned, by triangle()
   std::optional<verdict_options> verdict;  // what its first rank document judged by
   bool judged_differently = false;         // another rank's document gave other options
+  std::unordered_map<std::uint32_t, std::uint32_t> mtus;  // each rank's host's port MTU, by host
 
   void take_verdict(const std::optional<verdict_options>& v) {
     if (!v) return;
@@ -164,6 +165,7 @@ struct run_store {
 struct orphan {
   std::optional<double> time;
   std::vector<std::uint32_t> hosts;
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> mtu;  // its host and port MTU
   std::optional<double> sweep_us;
   std::vector<std::uint32_t> plan;  // a rank's host, then its planned peers (--quick, --pairs)
   std::optional<verdict_options> verdict;
@@ -336,6 +338,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     o.sweep_us = w.sweep_us;
     o.plan = s.plan_of(w);
     o.verdict = w.verdict;
+    if (w.mtu) o.mtu = std::pair{s.host(w.mtu_host), *w.mtu};
     for (const auto& p : w.pairs) {
       if (!s.wanted(p.check)) continue;
       o.texts.emplace_back(p.error);
@@ -351,11 +354,38 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
   if (w.sweep_us) r.sweep_us = std::max(r.sweep_us.value_or(0.0), *w.sweep_us);
   state::take_plan(r, s.plan_of(w));
   r.take_verdict(w.verdict);
+  if (w.mtu) r.mtus[s.host(w.mtu_host)] = *w.mtu;
   for (const auto& p : w.pairs)
     if (s.wanted(p.check)) s.absorb(r, {s.host(p.server), s.host(p.client), &p});
 }
 
 namespace {
+
+/// When the hosts' ports have different MTUs (each rank's started event
+/// says its own): a note naming the hosts apart from the most, whose
+/// packets larger than a peer's MTU are dropped on the way to it (a host
+/// whose interface came up with another MTU than the fleet's: its pairs
+/// fail or crawl only with larger messages, and no pair says why).
+std::optional<std::string> mtu_note(const std::vector<std::pair<std::string_view, std::uint32_t>>& by_host) {
+  std::map<std::uint32_t, std::vector<std::string_view>> hosts_of;
+  for (const auto& [host, mtu] : by_host) hosts_of[mtu].push_back(host);
+  if (hosts_of.size() < 2) return std::nullopt;
+  auto most = std::max_element(hosts_of.begin(), hosts_of.end(),
+                               [](const auto& x, const auto& y) { return x.second.size() < y.second.size(); });
+  constexpr std::size_t names_up_to = 8;
+  std::string apart;
+  for (const auto& [mtu, hosts] : hosts_of) {
+    if (mtu == most->first) continue;
+    std::string names;
+    for (std::size_t i = 0; i < hosts.size() && i < names_up_to; ++i)
+      names += fmt::format("{}{}", i == 0 ? "" : ", ", fabric::printable(hosts[i]));
+    if (hosts.size() > names_up_to) names += fmt::format(" and {} more", hosts.size() - names_up_to);
+    apart += fmt::format("{}{} {}", apart.empty() ? "" : "; ", names, mtu);
+  }
+  return fmt::format("the hosts' port MTUs differ: {}; the other {} host{} {} (a packet larger than a peer's MTU is "
+                     "dropped on its way there)",
+                     apart, most->second.size(), most->second.size() == 1 ? "" : "s", most->first);
+}
 
 /// When the verdict took an option of the check from the sweep's ranks
 /// and it differs from the report's own value, or the ranks disagreed: a
@@ -432,6 +462,7 @@ matrix matrix_builder::finish(const verdict_options& asked, const line_counts& l
     if (orphan_line.sweep_us) run.sweep_us = std::max(run.sweep_us.value_or(0.0), *orphan_line.sweep_us);
     state::take_plan(run, orphan_line.plan);
     run.take_verdict(orphan_line.verdict);
+    if (orphan_line.mtu) run.mtus[orphan_line.mtu->first] = orphan_line.mtu->second;
     for (std::size_t i = 0; i < orphan_line.pairs.size(); ++i) {
       auto& [in, rec] = orphan_line.pairs[i];
       rec.error = orphan_line.texts[i];
@@ -575,6 +606,10 @@ matrix matrix_builder::finish(const verdict_options& asked, const line_counts& l
   m.verdict = report_verdict(asked, given, run.verdict);
   const auto& o = m.verdict;
   auto verdict_note = judged_by_note(m.check, asked, given, run.verdict, run.judged_differently);
+  std::vector<std::pair<std::string_view, std::uint32_t>> mtus;
+  for (auto h : order)
+    if (auto it = run.mtus.find(h); it != run.mtus.end()) mtus.emplace_back(s.names[h], it->second);
+  auto mtus_differ = mtu_note(mtus);
   run = {};  // the records' memory, before the verdicts
 
   // Slow pairs, by the rule of the check (the run's re-tests use it too).
@@ -612,6 +647,7 @@ matrix matrix_builder::finish(const verdict_options& asked, const line_counts& l
     m.notes.push_back(fmt::format("{} of {} pairs of the hosts were not in the run's plan (--quick, --pairs) and are not "
                                   "judged",
                                   unplanned, m.pairs.size()));
+  if (mtus_differ) m.notes.push_back(std::move(*mtus_differ));
   if (auto note = spread_note(m, std::move(fleet), o)) m.notes.push_back(std::move(*note));
   if (verdict_note) m.notes.push_back(std::move(*verdict_note));
   return m;

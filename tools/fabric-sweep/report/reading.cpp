@@ -260,6 +260,16 @@ struct line_reader::state {
     word.plan_host = self;
     word.plan_peers = std::move(names);
   }
+  /// A rank's port's MTU (an MTU an RDMA port may have), with its host.
+  void add_mtu(const object& o) {
+    std::string_view self;
+    std::uint64_t mtu = 0;
+    if (o["host"].get(self) != simdjson::SUCCESS || self.empty() || o["mtu"].get_uint64().get(mtu) != simdjson::SUCCESS ||
+        mtu < 256 || mtu > 65536)
+      return;
+    word.mtu_host = self;
+    word.mtu = static_cast<std::uint32_t>(mtu);
+  }
   /// The run of an event's payload, else the line's own.
   void note_run(const object& payload, const object& line) {
     word.run = run_of(payload);
@@ -280,6 +290,8 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.pairs.clear();
   s.word.plan_host = {};
   s.word.plan_peers.clear();
+  s.word.mtu_host = {};
+  s.word.mtu.reset();
   s.word.verdict.reset();
   s.word.malformed = 0;
   s.buffer.assign(json);
@@ -319,6 +331,7 @@ const line_word& line_reader::read(std::string_view json) {
     if (started) {
       if (auto hosts = field(o, "hosts")) s.add_hosts(*hosts);
       s.add_plan(o);
+      s.add_mtu(o);
     } else if (pair) {
       s.add_pair(*payload);
     }

@@ -110,6 +110,9 @@ struct line_word {
   /// host and those peers; plan_host empty when it meets every other.
   std::string_view plan_host;
   std::vector<std::string_view> plan_peers;
+  /// A rank's host and its port's MTU, from its started event.
+  std::string_view mtu_host;
+  std::optional<std::uint32_t> mtu;
   /// What a rank's document says it judged pairs by (its --outlier-factor,
   /// --bw-fraction and --expect-gbps), when every one is in range.
   std::optional<verdict_options> verdict;

@@ -163,12 +163,12 @@ ibv_context* sole_device() {
   return list && n == 1 ? list.get()[0] : nullptr;
 }
 
-std::string rdma_trouble_at(const std::string& address, std::chrono::milliseconds lookup_timeout) {
+own_rdma own_rdma_at(const std::string& address, std::chrono::milliseconds lookup_timeout) {
   std::optional<cm_channel> channel;
   try {
     channel.emplace();
   } catch (const error& e) {
-    if (e.code() == exit_code::no_device) return e.what();
+    if (e.code() == exit_code::no_device) return {e.what(), std::nullopt};
     throw;
   }
   addr_query q;
@@ -184,13 +184,13 @@ std::string rdma_trouble_at(const std::string& address, std::chrono::millisecond
     // (its /etc/hosts naming its management network's address) may
     // differ from its peers'.
     if ((err == ENODEV || err == EADDRNOTAVAIL) && is_numeric_address(address))
-      return fmt::format("no RDMA device has the address {}", printable(address));
+      return {fmt::format("no RDMA device has the address {}", printable(address)), std::nullopt};
     throw_errno(err, fmt::format("rdma_bind_addr {} ({})", printable(address), format_addr(info->ai_src_addr)));
   }
   auto port = query_port(id.get());
   if (port.state != IBV_PORT_ACTIVE)
-    return fmt::format("{} port {} is {}", printable(port.device), port.port, port_state_name(port.state));
-  return {};
+    return {fmt::format("{} port {} is {}", printable(port.device), port.port, port_state_name(port.state)), port};
+  return {{}, port};
 }
 
 std::string peer_name(rdma_cm_id* id) {

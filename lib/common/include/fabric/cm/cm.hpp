@@ -5,6 +5,7 @@
 #include "fabric/base/handles.hpp"
 #include "fabric/base/wait.hpp"
 #include "fabric/base/wait_limit.hpp"
+#include "fabric/verbs/ports.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -127,13 +128,18 @@ bool settle_each(cm_channel& ch, std::size_t n, std::chrono::milliseconds quiet,
 /// device (librdmacm's context for it); nullptr when it has several.
 ibv_context* sole_device();
 
-/// What surely keeps this host from RDMA at its own `address`: no RDMA
-/// device at all, none that has the address (a literal one: a name may
-/// look up differently here than on the peers), or the port that has it
-/// not Active. Empty when none of these is so; an error that says nothing
-/// sure (the name's lookup failed, or gave an address no RDMA device has)
-/// is thrown.
-std::string rdma_trouble_at(const std::string& address, std::chrono::milliseconds lookup_timeout);
+/// This host's RDMA at its own address.
+struct own_rdma {
+  /// What surely keeps the host from it: no RDMA device at all, none that
+  /// has the address (a literal one: a name may look up differently here
+  /// than on the peers), or the port that has it not Active; empty when
+  /// none of these is so.
+  std::string trouble;
+  std::optional<port_info> port;  ///< the port that has the address
+};
+/// own_rdma at `address`; an error that says nothing sure (the name's
+/// lookup failed, or gave an address no RDMA device has) is thrown.
+own_rdma own_rdma_at(const std::string& address, std::chrono::milliseconds lookup_timeout);
 
 /// "10.0.0.1:51234": the peer of a connected id (RC or UD), or of a
 /// connection request.
