@@ -291,7 +291,7 @@ flooded() {
 }
 flooded ud-flood "h[1-2]" --check ud -C 1000000
 check "ud-flood: the client's datagrams stopped at the pair's bound" json_lines_check "$WORK/ud-flood-1.out" \
-  'not d["ok"] and 0 < d["results"][0]["sent"] < 1000000'
+  '0 < d["results"][0]["sent"] < 1000000'
 flooded mc-flood "h[1-3]" --check multicast -C 30
 ip addr del 10.254.254.2/32 dev "$SPRAY_DEV"
 
