@@ -257,6 +257,20 @@ for c in connect ping; do
     grep -qE "^[0-9]+ requests, [1-9][0-9]* refused" "$(bg_out stranger)"
 done
 
+# A ping pair asked for more than its --pair-timeout allows fails, and says
+# how far it got: the pings made and their round trips, on both sides.
+for r in 0 1; do
+  start_bg "long-$r" "$SWEEP" --hosts "h[1-2]" --rank "$r" --address "$ADDR" -C 1000000 --timeout 2000 --retests 0 \
+    --json=lines
+done
+for r in 0 1; do wait_bg "long-$r" 60 >/dev/null || true; done
+check "a ping pair out of time, the client: failed, with its pings and their round trips" \
+  json_lines_check "$WORK/long-1.out" \
+  'not d["ok"] and d["results"][0]["side"] == "client" and d["results"][0]["pings"] > 0
+   and d["results"][0]["latency"]["count"] == d["results"][0]["pings"] and d["results"][0]["connect_us"] > 0'
+check "a ping pair out of time, the server: failed, with the pings it answered" json_lines_check "$WORK/long-0.out" \
+  'not d["ok"] and d["results"][0]["pings"] > 0'
+
 # A stranger floods the UD QPs of two ranks (ud_spray, from another
 # address of this host, once their QPs are there) while they run: a
 # --check ud pair asked for more datagrams than its --pair-timeout allows

@@ -41,14 +41,16 @@ pair_result ping_self(const options& opt, const std::string& host, const std::st
   std::exception_ptr served;
   std::thread server([&] {
     try {
-      fabric::serve_pings(plan, bounds);
+      fabric::ping_outcome served_pings;
+      fabric::serve_pings(plan, bounds, served_pings);
     } catch (...) {
       served = std::current_exception();
     }
   });
   auto t0 = fabric::clock::now();
   try {
-    auto got = fabric::send_pings(plan, bounds);
+    fabric::ping_outcome got;
+    fabric::send_pings(plan, bounds, got);
     out.pings = got.exchanged;
     out.connect_us = got.connect_us;
     out.latency = got.rtt.summary();

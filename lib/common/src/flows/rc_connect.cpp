@@ -35,12 +35,11 @@ double connect_once(const connect_plan& plan, const wait_limit& limit, const wai
 
 }  // namespace
 
-connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& bounds) {
+void accept_connections(const connect_plan& plan, const pair_bounds& bounds, connect_outcome& out) {
   // The first connection is the meeting, the rest the work.
   auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds,
                         fmt::format("connection 1 of {} on port {}", plan.count, plan.port));
   auto& channel = m.channel;
-  connect_outcome out;
   for (std::uint64_t i = 0; i < plan.count; ++i) {
     auto request = i == 0 ? std::move(m.request)
                           : expect_request(channel, m.work.next(),
@@ -63,11 +62,9 @@ connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& 
     }
   }
   out.elapsed_us = us_since(m.met);
-  return out;
 }
 
-connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bounds) {
-  connect_outcome out;
+void make_connections(const connect_plan& plan, const pair_bounds& bounds, connect_outcome& out) {
   auto t0 = clock::now();
   // The first connection is the meeting, tried again while nothing listens
   // yet; its time counts from the attempt that got through.
@@ -83,7 +80,6 @@ connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bo
     ++out.connected;
   }
   out.elapsed_us = us_since(t0);
-  return out;
 }
 
 }  // namespace fabric

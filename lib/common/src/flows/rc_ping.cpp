@@ -96,14 +96,13 @@ private:
 
 }  // namespace
 
-ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds) {
+void serve_pings(const ping_plan& plan, const pair_bounds& bounds, ping_outcome& out) {
   auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds, fmt::format("a client on port {}", plan.port));
   cm_id id = m.take_client();
   rc_endpoint ep(id.get(), ping_config());
   registered_buffer buf(ep.pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
   post_recv(ep, buf, plan.size);
   accept_rc(m.channel, id.get(), ep, m.work.next());
-  ping_outcome out;
   out.connect_us = us_since(m.met);
   out.peer = peer_name(id.get());
   completions done(ep, out.peer);
@@ -115,25 +114,23 @@ ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds) {
   }
   done.wait_for_last(plan.count, m.channel, m.work.next());
   rdma_disconnect(id.get());
-  return out;
 }
 
-ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
+void send_pings(const ping_plan& plan, const pair_bounds& bounds, ping_outcome& out) {
   auto t0 = clock::now();
   struct connected {
     rc_client c;
     registered_buffer buf;  // destroyed before the connection's PD
   };
   auto link = dial_to_meet(bounds, [&](const wait_limit& meeting) {
-    connected out{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), meeting), {}};
-    out.buf = registered_buffer(out.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
-    post_recv(*out.c.endpoint, out.buf, plan.size);
-    connect_rc(out.c, bounds.answer().next(), bounds.key);
-    return out;
+    connected made{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), meeting), {}};
+    made.buf = registered_buffer(made.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
+    post_recv(*made.c.endpoint, made.buf, plan.size);
+    connect_rc(made.c, bounds.answer().next(), bounds.key);
+    return made;
   });
   auto work = bounds.work_from_now();
   auto& ep = *link.c.endpoint;
-  ping_outcome out;
   out.connect_us = us_since(t0);
   out.peer = peer_name(link.c.id.get());
   completions done(ep, out.peer);
@@ -147,7 +144,6 @@ ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds) {
     if (i + 1 < plan.count) post_recv(ep, link.buf, plan.size);
   }
   rdma_disconnect(link.c.id.get());
-  return out;
 }
 
 }  // namespace fabric

@@ -136,13 +136,12 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_li
 
 }  // namespace
 
-datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
+void serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds, datagram_outcome& out) {
   const auto size = datagram_bytes(plan);
   auto m = await_client(plan.addr, plan.port, RDMA_PS_UDP, bounds, fmt::format("a UD client on port {}", plan.port));
   const auto& work = m.work;
   cm_id id = m.take_client();
   auto port = query_port(id.get());
-  datagram_outcome out;
   out.peer = peer_name(id.get());
   try {
     check_ud_size(size, port);
@@ -257,16 +256,14 @@ datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& b
     for (std::size_t i = 0; i < n; ++i)
       if (ud_endpoint::is_send(wcs[i])) busy[ud_endpoint::slot_of(wcs[i])] = false;
   }
-  return out;
 }
 
-datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds) {
+void send_datagrams(const datagram_plan& plan, const pair_bounds& bounds, datagram_outcome& out) {
   auto t0 = clock::now();
   auto c = dial_to_meet(bounds, [&](const wait_limit& meeting) {
     return connect_once(plan, meeting, bounds.answer(), bounds.key);
   });
   auto work = bounds.work_from_now();
-  datagram_outcome out;
   out.connect_us = us_since(t0);
   out.peer = peer_name(c->id.get());
   auto& ep = *c->ep;
@@ -321,7 +318,6 @@ datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bo
       }
     }
   }
-  return out;
 }
 
 }  // namespace fabric

@@ -33,13 +33,15 @@ struct connect_outcome {
 /// The server half: listens on plan.port and accepts plan.count
 /// connections, each until its client disconnects. Throws error(timeout)
 /// when the first did not come by bounds.meet, or the rest did not all
-/// come and go within bounds.work of the first.
-connect_outcome accept_connections(const connect_plan& plan, const pair_bounds& bounds);
+/// come and go within bounds.work of the first. Fills `out` as it goes:
+/// what was done stands when it throws.
+void accept_connections(const connect_plan& plan, const pair_bounds& bounds, connect_outcome& out);
 
 /// The client half: makes plan.count connections in turn. The first one is
 /// tried again and again while nothing listens yet (the server may start a
 /// little later), until bounds.meet. A rejection or an unreachable peer
 /// after that throws error(connect_failed), a silent one error(timeout).
-connect_outcome make_connections(const connect_plan& plan, const pair_bounds& bounds);
+/// Fills `out` as accept_connections does.
+void make_connections(const connect_plan& plan, const pair_bounds& bounds, connect_outcome& out);
 
 }  // namespace fabric

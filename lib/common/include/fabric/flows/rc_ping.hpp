@@ -33,12 +33,13 @@ struct ping_plan {
 /// The server half: listens on plan.port, accepts one client, echoes
 /// plan.count pings. Throws error(timeout) when no client came by
 /// bounds.meet or the pings stopped before bounds.work ran out,
-/// error(connect_failed) when it went away.
-ping_outcome serve_pings(const ping_plan& plan, const pair_bounds& bounds);
+/// error(connect_failed) when it went away. Fills `out` as it goes: what
+/// was done stands when it throws.
+void serve_pings(const ping_plan& plan, const pair_bounds& bounds, ping_outcome& out);
 
 /// The client half: connects (again and again while nothing listens yet,
 /// until bounds.meet: the server may start a little later) and times
-/// plan.count pings.
-ping_outcome send_pings(const ping_plan& plan, const pair_bounds& bounds);
+/// plan.count pings; fills `out` as serve_pings does.
+void send_pings(const ping_plan& plan, const pair_bounds& bounds, ping_outcome& out);
 
 }  // namespace fabric

@@ -41,13 +41,15 @@ struct datagram_outcome {
 /// (plan.count - 1) came, or none came for 4 x plan.reply_timeout after
 /// the first, or bounds.work after the client came. Throws error(timeout)
 /// when no client came by bounds.meet, error(no_device) when plan.size
-/// does not fit the path MTU.
-datagram_outcome serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds);
+/// does not fit the path MTU. Fills `out` as it goes: what was done stands
+/// when it throws.
+void serve_datagrams(const datagram_plan& plan, const pair_bounds& bounds, datagram_outcome& out);
 
 /// The client half: resolves, connects (again and again while nothing
 /// listens yet, until bounds.meet), and sends plan.count datagrams one at
 /// a time within bounds.work. Loss is counted (sent - received), not
-/// thrown; a late reply to an earlier datagram is ignored.
-datagram_outcome send_datagrams(const datagram_plan& plan, const pair_bounds& bounds);
+/// thrown; a late reply to an earlier datagram is ignored. Fills `out` as
+/// serve_datagrams does.
+void send_datagrams(const datagram_plan& plan, const pair_bounds& bounds, datagram_outcome& out);
 
 }  // namespace fabric
