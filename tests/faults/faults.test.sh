@@ -165,14 +165,22 @@ addresses="a $ADDR
 b $PEER"
 printf '%s\n' "$addresses" >/tmp/pair.addresses
 "$ON_PEER" run bash -c "printf '%s\n' '$addresses' >/tmp/pair.addresses"
+# sweep_pair NAME EXPR CAP ARGS...: a two-host sweep of ARGS, rank 1 on B
+# and rank 0 here, each within CAP seconds; both sides must exit 0 with a
+# document that EXPR holds of.
+sweep_pair() {
+  local name=$1 expr=$2 cap=$3 rc=0
+  shift 3
+  peer_start sweep '$BIN/fabric-sweep --rank 1 '"$*"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'
+  fault "$name" "0" "$cap" "$expr" "$BIN/fabric-sweep" --rank 0 "$@"
+  "$ON_PEER" wait sweep "$cap" >"$WORK/sweep.all" 2>&1 || rc=$?
+  sed '/^@@stderr$/,$d' "$WORK/sweep.all" >"$WORK/sweep.out"
+  sed '1,/^@@stderr$/d' "$WORK/sweep.all" >"$WORK/sweep.err"
+  judge "$name, on B" "$rc" "0" "$WORK/sweep.out" "$WORK/sweep.err" "$expr"
+}
 bash -c "$drop_acks" && "$ON_PEER" run bash -c "$drop_acks" || fail "ACKs dropped on both hosts"
-peer_start sweep '$BIN/fabric-sweep --rank 1 '"${pair[*]}"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'
-pair_ok="$common"' and [(r["ok"], r["pings"]) for r in d["results"]] == [(True, 2)]'
-fault "sweep's ping, every ACK lost" "0" 30 "$pair_ok" "$BIN/fabric-sweep" --rank 0 "${pair[@]}"
-rc=0; "$ON_PEER" wait sweep 30 >"$WORK/sweep.all" 2>&1 || rc=$?
-sed '/^@@stderr$/,$d' "$WORK/sweep.all" >"$WORK/sweep.out"
-sed '1,/^@@stderr$/d' "$WORK/sweep.all" >"$WORK/sweep.err"
-judge "sweep's ping on B, every ACK lost" "$rc" "0" "$WORK/sweep.out" "$WORK/sweep.err" "$pair_ok"
+sweep_pair "sweep's ping, every ACK lost" "$common"' and [(r["ok"], r["pings"]) for r in d["results"]] == [(True, 2)]' 30 \
+  "${pair[@]}"
 clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 
 # Every RTU of the connect check lost (a CM MAD to QP 1, attribute
@@ -185,14 +193,8 @@ drop_rtu='tc qdisc add dev eth0 root handle 1: prio && tc qdisc add dev eth0 par
 # dropped: how many packets the netem band of these filters dropped.
 dropped='tc -s qdisc show dev eth0 | sed -n "/netem 30:/,/dropped/s/.*(dropped \([0-9]*\).*/\1/p"'
 bash -c "$drop_rtu" && "$ON_PEER" run bash -c "$drop_rtu" || fail "RTUs dropped on both hosts"
-connect_pair=(--hosts a,b --address-file /tmp/pair.addresses -C 3 --retests 0 --timeout 5000 --check connect -j)
-peer_start sweep '$BIN/fabric-sweep --rank 1 '"${connect_pair[*]}"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'
-connect_ok="$common"' and [(r["ok"], r["connections"]) for r in d["results"]] == [(True, 3)]'
-fault "sweep's connect, every RTU lost" "0" 60 "$connect_ok" "$BIN/fabric-sweep" --rank 0 "${connect_pair[@]}"
-rc=0; "$ON_PEER" wait sweep 60 >"$WORK/sweep.all" 2>&1 || rc=$?
-sed '/^@@stderr$/,$d' "$WORK/sweep.all" >"$WORK/sweep.out"
-sed '1,/^@@stderr$/d' "$WORK/sweep.all" >"$WORK/sweep.err"
-judge "sweep's connect on B, every RTU lost" "$rc" "0" "$WORK/sweep.out" "$WORK/sweep.err" "$connect_ok"
+sweep_pair "sweep's connect, every RTU lost" "$common"' and [(r["ok"], r["connections"]) for r in d["results"]] == [(True, 3)]' \
+  60 --hosts a,b --address-file /tmp/pair.addresses -C 3 --retests 0 --timeout 5000 --check connect -j
 check "sweep's connect: RTUs were dropped" test "$(( $(bash -c "$dropped") + $("$ON_PEER" run bash -c "$dropped") ))" -ge 3
 clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 
