@@ -37,6 +37,14 @@ TEST(sweep_health, a_port_of_another_width_is_named) {
   EXPECT_EQ(sweep::shortfall(h, port("100 Gb/sec (4X EDR)", 2, 32)), "");
 }
 
+TEST(sweep_health, a_port_of_another_mtu_is_named) {
+  sweep::health_options h;
+  h.expect_mtu = 4096;
+  EXPECT_EQ(sweep::shortfall(h, port("100 Gb/sec (4X EDR)", 2, 32)), "rxe0 port 1: MTU 1024, expected 4096");
+  h.expect_mtu = 1024;
+  EXPECT_EQ(sweep::shortfall(h, port("100 Gb/sec (4X EDR)", 2, 32)), "");
+}
+
 TEST(sweep_health, the_summary_counts_the_ports_as_port_count) {
   sweep::options opt;
   opt.mode = sweep::mode::health;

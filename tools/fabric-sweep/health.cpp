@@ -122,6 +122,8 @@ std::string shortfall(const health_options& h, const fabric::port_info& p) {
   }
   if (!h.expect_width.empty() && fabric::width_name(p.active_width) != h.expect_width)
     return fmt::format("{}: {} wide, expected {}", where, fabric::width_name(p.active_width), h.expect_width);
+  if (h.expect_mtu && p.active_mtu != *h.expect_mtu)
+    return fmt::format("{}: MTU {}, expected {}", where, p.active_mtu, *h.expect_mtu);
   return {};
 }
 

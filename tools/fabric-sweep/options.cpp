@@ -142,6 +142,8 @@ void add_options(CLI::App& app, options& opt) {
       ->transform(fabric::cli::real(0.001, 1e6))->type_name("GBPS");
   health->add_option("--expect-width", opt.health.expect_width, "Fail when an Active port is not this wide")
       ->check(CLI::IsMember({"1X", "2X", "4X", "8X", "12X"}))->type_name("WIDTH");
+  health->add_option("--expect-mtu", opt.health.expect_mtu, "Fail when an Active port's active MTU is not this many bytes")
+      ->check(CLI::IsMember({"256", "512", "1024", "2048", "4096"}))->type_name("BYTES");
   health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options
   std::vector<CLI::Option*> sweep_only{hosts,    rank,           run_check, acm_service, group,          retests,
                                        repeat,   interval,       duration,  quick,       unidirectional, pairs,
@@ -202,7 +204,8 @@ nlohmann::json options_json(const options& o) {
             {"prometheus", text_or_null(o.report.prometheus)},
             {"device", text_or_null(o.health.device)},
             {"expect_rate", fabric::value_or_null(o.health.expect_rate_gbps)},
-            {"expect_width", text_or_null(o.health.expect_width)}};
+            {"expect_width", text_or_null(o.health.expect_width)},
+            {"expect_mtu", fabric::value_or_null(o.health.expect_mtu)}};
   const auto& r = o.run;
   return {{"hostlist", text_or_null(r.hosts)},
           {"rank", fabric::value_or_null(r.rank)},

@@ -89,6 +89,7 @@ struct health_options {
   std::string device;                      ///< --device: check this device's ports only
   std::optional<double> expect_rate_gbps;  ///< --expect-rate: an Active port below it fails
   std::string expect_width;                ///< --expect-width: "4X"; an Active port of another width fails
+  std::optional<std::uint32_t> expect_mtu; ///< --expect-mtu: bytes; an Active port of another active MTU fails
 };
 
 /// What the command line asked for: a rank of a sweep, or a subcommand.
