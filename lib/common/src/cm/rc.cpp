@@ -168,7 +168,11 @@ cm_id listen_on(cm_channel& channel, const std::string& addr, std::uint16_t port
 server_meeting await_client(const std::string& addr, std::uint16_t port, rdma_port_space ps, const pair_bounds& bounds,
                             std::string_view who) {
   cm_channel channel;
-  cm_id listener = listen_on(channel, addr, port, ps, 1);
+  // The kernel drops, unanswered, a request that finds the listener's
+  // backlog full: the client's would wait out a CM retry (seconds) behind
+  // one stranger's request not read yet. Room for many (0: the system's
+  // most), each refused as it is read.
+  cm_id listener = listen_on(channel, addr, port, ps, 0);
   // Until the pair is over: a stranger's request is refused on the way,
   // whatever the pair waits for then.
   channel.refuse_strangers(listener.get(), bounds.key);
