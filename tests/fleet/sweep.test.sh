@@ -183,6 +183,17 @@ srun -N2 -w fabric-a,fabric-d --ntasks-per-node=1 --label "$SWEEP" "${BASE[@]}" 
   --timeout "$stuck_ms" --retests 0 >"$WORK/bw-stuck.jsonl" 2>"$WORK/bw-stuck.err" || true
 check "--check bw, writes outlasting the wait: the error says how far they got, in Gb/s" grep -Eq \
   'the writes did not complete in time \([0-9]+ of 4 writes of 1048576 bytes in [0-9.]+ s: [0-9.e-]+ Gb/s' "$WORK/bw-stuck.jsonl"
+check "--check bw, writes outlasting the wait: a side's failed result carries its writes so far, in its own direction" \
+  python3 - "$WORK/bw-stuck.jsonl" <<'PY'
+import json, sys
+said = [json.loads(l[l.index("{"):])["result"] for l in open(sys.argv[1]) if '"event":"result"' in l]
+assert len(said) == 2 and not any(r["ok"] for r in said), said
+stuck = [r for r in said if "the writes did not complete in time (" in r["error"]]
+assert stuck, said
+for r in stuck:
+    own = r["bandwidth"]["server_to_client" if r["side"] == "server" else "client_to_server"]
+    assert r["connect_us"] > 0 and own["bytes"] > 0 and own["gbps"] > 0, r
+PY
 clear_tc
 
 # 3. ClusterShell with the bed's remote shell, host d down from the start:

@@ -174,10 +174,16 @@ void run_bw(const pair_job& job, pair_result& out) {
   plan.count = count_of(job);
   plan.duration = std::chrono::milliseconds(pair_duration(job.options).value_or(0));
   plan.bidirectional = !job.options.unidirectional;
-  auto got = job.serving ? fabric::serve_bandwidth(plan, job.bounds) : fabric::measure_bandwidth(plan, job.bounds);
-  out.connect_us = got.connect_us;
-  out.client_to_server = got.client_to_server;
-  out.server_to_client = got.server_to_client;
+  fabric::bandwidth_outcome got;
+  counted(
+      [&] {
+        job.serving ? fabric::serve_bandwidth(plan, job.bounds, got) : fabric::measure_bandwidth(plan, job.bounds, got);
+      },
+      [&] {
+        if (!got.peer.empty()) out.connect_us = got.connect_us;
+        out.client_to_server = got.client_to_server;
+        out.server_to_client = got.server_to_client;
+      });
 }
 
 /// "1 MiB", "64 KiB", "100 B": a write's size.

@@ -176,18 +176,22 @@ struct write_job {
   std::chrono::milliseconds duration{0};
 };
 
+/// Where a side keeps the two directions' figures: its own writes' and
+/// the peer's, as each writer measured them.
 struct both_ways {
-  std::optional<transfer> mine, theirs;
+  std::optional<transfer>& mine;
+  std::optional<transfer>& theirs;
 };
 
 /// After ESTABLISHED, on both sides: writes `job` (if any) with
 /// writes_in_flight(size) writes outstanding, then sends its figures and waits
 /// for the peer's, each wait within `limit`. A peer that heard ours may
 /// disconnect before its ACK of it left: its DISCONNECTED on `channel`
-/// says it was taken.
-both_ways exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::string& peer,
-                   const std::optional<write_job>& job, const wait_limit& limit) {
-  both_ways out;
+/// says it was taken. Fills `out` as it goes: this side's figures stand
+/// when no figures come from the peer, and what its writes did so far
+/// when they do not complete in time.
+void exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::string& peer,
+              const std::optional<write_job>& job, const wait_limit& limit, both_ways out) {
   std::uint64_t posted = 0, completed = 0;
   bool writing = job.has_value(), sent_done = false, done_delivered = false, heard_peer = false;
   clock::time_point first{}, last{};
@@ -235,6 +239,7 @@ both_ways exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::
     if (n == 0 && !sent_done && completed > 0) {
       // A link far below its rate: what it wrote so far says how far.
       transfer so_far{completed * job->size, std::chrono::duration<double>(last - first).count()};
+      out.mine = so_far;
       throw error(exit_code::timeout,
                   fmt::format("{}: the writes did not complete in time ({} of {} writes of {} bytes in {:.1f} s: {:.3g} "
                               "Gb/s: a link this slow needs a longer wait or smaller writes)",
@@ -272,22 +277,21 @@ both_ways exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::
     }
     post_writes();
   }
-  return out;
 }
 
 }  // namespace
 
-bandwidth_outcome serve_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds) {
+void serve_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds, bandwidth_outcome& out) {
   auto m = await_client(plan.addr, plan.port, RDMA_PS_TCP, bounds, fmt::format("a client on port {}", plan.port));
   // The request carries the meeting's key (await_client saw it), then the plan.
   auto request = private_data_of(m.request);
   auto asked = decode_request(std::span<const std::byte>(request).subspan(bounds.key.size()));
   cm_id id = m.take_client();
-  bandwidth_outcome out;
-  out.peer = peer_name(id.get());
+  // Named in refusals; in `out` once connected.
+  auto peer = peer_name(id.get());
   auto refuse = [&](exit_code code, const std::string& why) {
     rdma_reject(id.get(), nullptr, 0);
-    throw error(code, fmt::format("{}: {}", out.peer, why));
+    throw error(code, fmt::format("{}: {}", peer, why));
   };
   if (!asked) refuse(exit_code::protocol, "its connection request is not a bandwidth plan");
   if (asked->size > plan.size)
@@ -303,19 +307,17 @@ bandwidth_outcome serve_bandwidth(const bandwidth_plan& plan, const pair_bounds&
   b.post_done_recv(ep.qp());
   accept_rc(m.channel, id.get(), ep, m.work.next(), encode_reply(b.advertised(asked->size)));
   out.connect_us = us_since(m.met);
+  out.peer = peer;
   std::optional<write_job> job;
   if (asked->bidirectional)
     job = write_job{{asked->addr, asked->rkey, asked->size}, asked->size, asked->count,
                     std::chrono::milliseconds(asked->duration_ms)};
-  auto ways = exchange(ep, m.channel, b, out.peer, job, m.work);
-  out.server_to_client = ways.mine;
-  out.client_to_server = ways.theirs;
-  if (!out.client_to_server) throw error(exit_code::protocol, fmt::format("{}: the client wrote nothing", out.peer));
+  exchange(ep, m.channel, b, peer, job, m.work, {out.server_to_client, out.client_to_server});
+  if (!out.client_to_server) throw error(exit_code::protocol, fmt::format("{}: the client wrote nothing", peer));
   rdma_disconnect(id.get());
-  return out;
 }
 
-bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds) {
+void measure_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds, bandwidth_outcome& out) {
   if (plan.size < 1 || plan.size > max_write_bytes || plan.count > max_write_count || plan.duration > max_write_time ||
       (plan.count == 0 && plan.duration.count() <= 0))
     throw error(exit_code::usage, "a bandwidth plan out of its limits");
@@ -326,22 +328,21 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
     std::vector<std::byte> reply;
   };
   auto link = dial_to_meet(bounds, [&](const wait_limit& meeting) {
-    connected out{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), meeting), nullptr, {}};
-    check_write_size(out.c.id.get(), plan.size);
-    out.b = std::make_unique<buffers>(out.c.endpoint->pd(), plan.size, true);
-    out.b->post_done_recv(out.c.endpoint->qp());
-    hello h = out.b->advertised(plan.size);
+    connected made{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), meeting), nullptr, {}};
+    check_write_size(made.c.id.get(), plan.size);
+    made.b = std::make_unique<buffers>(made.c.endpoint->pd(), plan.size, true);
+    made.b->post_done_recv(made.c.endpoint->qp());
+    hello h = made.b->advertised(plan.size);
     h.bidirectional = plan.bidirectional;
     h.count = plan.count;
     h.duration_ms = static_cast<std::uint32_t>(plan.duration.count());
     auto request = bounds.key;
     auto plan_bytes = encode_request(h);
     request.insert(request.end(), plan_bytes.begin(), plan_bytes.end());
-    out.reply = connect_rc(out.c, bounds.answer().next(), request);
-    return out;
+    made.reply = connect_rc(made.c, bounds.answer().next(), request);
+    return made;
   });
   auto work = bounds.work_from_now();
-  bandwidth_outcome out;
   out.connect_us = us_since(t0);
   out.peer = peer_name(link.c.id.get());
   out.size = plan.size;
@@ -349,13 +350,10 @@ bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bound
   if (!reply || reply->size < plan.size)
     throw error(exit_code::protocol, fmt::format("{}: its accept is not a bandwidth reply", out.peer));
   write_job job{{reply->addr, reply->rkey, reply->size}, plan.size, plan.count, plan.duration};
-  auto ways = exchange(*link.c.endpoint, link.c.channel, *link.b, out.peer, job, work);
-  out.client_to_server = ways.mine;
-  out.server_to_client = ways.theirs;
+  exchange(*link.c.endpoint, link.c.channel, *link.b, out.peer, job, work, {out.client_to_server, out.server_to_client});
   if (plan.bidirectional && !out.server_to_client)
     throw error(exit_code::protocol, fmt::format("{}: the server wrote nothing back", out.peer));
   rdma_disconnect(link.c.id.get());
-  return out;
 }
 
 }  // namespace fabric

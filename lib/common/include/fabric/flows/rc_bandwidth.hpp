@@ -76,12 +76,15 @@ struct bandwidth_outcome {
 /// error(timeout) when no client came by bounds.meet or the exchange did
 /// not end within bounds.work, error(protocol) for a request that is not
 /// a bandwidth plan, error(no_device) when the device cannot take the
-/// write size.
-bandwidth_outcome serve_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds);
+/// write size. Fills `out` as it goes: what was measured stands when it
+/// throws (its own direction when the peer's figures did not come; what
+/// its writes did so far when they did not complete in time).
+void serve_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds, bandwidth_outcome& out);
 
 /// The client half: connects (again and again while nothing listens yet,
-/// until bounds.meet), writes and waits for the server's figures.
-bandwidth_outcome measure_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds);
+/// until bounds.meet), writes and waits for the server's figures; fills
+/// `out` as serve_bandwidth does.
+void measure_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds, bandwidth_outcome& out);
 
 /// The connection data of the exchange (pure, for tests and fuzzers).
 namespace bandwidth_wire {
