@@ -40,8 +40,9 @@ run_capped() {
   timeout -k 2 "$secs" "$@" >"$LAST_OUT" 2>"$LAST_ERR"
 }
 
-# show FILE...: the tail of output files, indented, for a failure report.
-show() { tail -q -n 30 "$@" 2>/dev/null | sed 's/^/    | /'; }
+# show FILE...: the errors that output files name (the first five) and
+# their tail, indented, for a failure report.
+show() { { grep -h -m 5 '"error": *"' "$@"; tail -q -n 30 "$@"; } 2>/dev/null | sed 's/^/    | /'; }
 
 # expect_rc RC NAME CMD...: runs CMD (capped at 60 s) and passes when its
 # exit status is RC; prints the output on failure.

@@ -190,7 +190,7 @@ clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 drop_rtu='tc qdisc add dev eth0 root handle 1: prio && tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100% &&
   tc filter add dev eth0 parent 1:0 protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
     match u32 0x00000001 0x00ffffff at 32 match u8 0x07 0xff at 49 match u16 0x0014 0xffff at 64 flowid 1:3'
-# dropped: how many packets the netem band of these filters dropped.
+# dropped: how many packets the netem band of the filter above dropped.
 dropped='tc -s qdisc show dev eth0 | sed -n "/netem 30:/,/dropped/s/.*(dropped \([0-9]*\).*/\1/p"'
 bash -c "$drop_rtu" && "$ON_PEER" run bash -c "$drop_rtu" || fail "RTUs dropped on both hosts"
 sweep_pair "sweep's connect, every RTU lost" "$common"' and [(r["ok"], r["connections"]) for r in d["results"]] == [(True, 3)]' \
@@ -199,34 +199,33 @@ check "sweep's connect: RTUs were dropped" test "$(( $(bash -c "$dropped") + $("
 clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
 
 # The UD check's first SIDR reply lost (a CM MAD to QP 1, attribute
-# 0x0018, dropped on both hosts until one was): the client sends another
-# request after a second without an answer (its kernel would ask again
-# only some 4 s later, after the 3.5 s --timeout here), and the server,
-# still waiting for its first datagram, answers with the same QP: the
-# pair passes with every datagram.
-drop_sidr_rep='tc qdisc add dev eth0 root handle 1: prio && tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100% &&
-  tc filter add dev eth0 parent 1:0 protocol ip u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
-    match u32 0x00000001 0x00ffffff at 32 match u8 0x07 0xff at 49 match u16 0x0018 0xffff at 64 flowid 1:3'
-bash -c "$drop_sidr_rep" && "$ON_PEER" run bash -c "$drop_sidr_rep" || fail "SIDR replies dropped on both hosts"
+# 0x0018): the client sends another request after a second without an
+# answer (its kernel would ask again only some 4 s later, after the 3.5 s
+# --timeout here), and the server, still waiting for its first datagram,
+# answers with the same QP: the pair passes with every datagram. The
+# server's host (A in this pair) drops its first reply and lifts the
+# filter at once (tests/faults/drop-first-sidr-reply), so that the answer
+# to the request sent again goes out.
+DROP_FIRST_SIDR_REPLY=$(cd "$(dirname "$0")" && pwd)/drop-first-sidr-reply
+# sidr_watch_here / sidr_watch_on_peer: the first SIDR reply of this host
+# (watcher sidr here) or of B (sidr there) dropped, once this returns.
+sidr_watch_here() {
+  start_bg sidr "$DROP_FIRST_SIDR_REPLY" 40
+  local until=$((SECONDS + 20))
+  until grep -qx ready "$(bg_out sidr)"; do
+    [ $SECONDS -lt $until ] || { fail "A's first SIDR reply set to drop"; return 1; }
+    sleep 0.1
+  done
+}
+sidr_watch_on_peer() {
+  peer_start sidr "$DROP_FIRST_SIDR_REPLY 40"
+  until_peer_says sidr ready || fail "B's first SIDR reply set to drop"
+}
+sidr_watch_here
 ud_pair=(--hosts a,b --address-file /tmp/pair.addresses -C 2 --retests 0 --timeout 3500 --check ud -j)
 peer_start sweep '$BIN/fabric-sweep --rank 1 '"${ud_pair[*]}"' 2>/tmp/sweep.err; rc=$?; echo @@stderr; cat /tmp/sweep.err; exit $rc'
 start_bg sweep "$BIN/fabric-sweep" --rank 0 "${ud_pair[@]}"
-# sidr_dropped HOST...: until one of HOSTs (a here, b the peer) dropped a
-# SIDR reply, 30 s at most; A is asked first: the server's host (A in this
-# pair) has its filter gone within a moment of the drop, before the client
-# asks again.
-sidr_dropped() {
-  local until=$((SECONDS + 30)) h n
-  while [ $SECONDS -lt $until ]; do
-    for h in "$@"; do
-      if [ "$h" = a ]; then n=$(bash -c "$dropped"); else n=$("$ON_PEER" run bash -c "$dropped"); fi
-      [ "${n:-0}" -gt 0 ] 2>/dev/null && return 0
-    done
-  done
-  return 1
-}
-check "a SIDR reply was dropped" sidr_dropped a b
-clear_netem; "$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
+check "a SIDR reply of A's was dropped" wait_bg sidr 45
 ud_pair_ok="$common"' and [(r["ok"], r["pings"]) for r in d["results"]] == [(True, 2)]'
 rc=0; wait_bg sweep 60 || rc=$?
 judge "sweep's ud, the first SIDR reply lost" "$rc" "0" "$(bg_out sweep)" "$(bg_err sweep)" "$ud_pair_ok"
@@ -239,12 +238,11 @@ check "sweep's ud: the client's answer came with the request it sent again a sec
 
 # The same for udaddy: our server on B, rdma-core's client here (which
 # waits as long as its kernel asks); B's first SIDR reply dropped.
-"$ON_PEER" run bash -c "$drop_sidr_rep" || fail "SIDR replies dropped on B"
+sidr_watch_on_peer
 peer_start srv '$BIN/udaddy -b $FABRIC_ADDR -c 2 -C 10 --timeout 15000 -j 2>/tmp/srv.err; rc=$?; echo @@stderr; cat /tmp/srv.err; exit $rc'
 peer_wait_cm LISTEN 7174 || fail "udaddy server on B listens on port 7174"
 start_bg cli /usr/bin/udaddy -s "$PEER" -c 2 -C 10
-check "udaddy: a SIDR reply of B's was dropped" sidr_dropped b
-"$ON_PEER" run tc qdisc del dev eth0 root >/dev/null
+check "udaddy: a SIDR reply of B's was dropped" "$ON_PEER" wait sidr 45
 rc=0; wait_bg cli 40 || rc=$?
 check "udaddy (rdma-core's client), the first SIDR reply lost: every datagram came back" \
   bash -c '[ "$1" -eq 0 ] && grep -qx "data transfers complete" "$2"' _ "$rc" "$(bg_out cli)"
