@@ -6,6 +6,7 @@
 #include "pair.hpp"
 
 #include "fabric/acm/acm.hpp"
+#include "fabric/base/at_exit.hpp"
 #include "fabric/cli/console.hpp"
 #include "fabric/cli/fields.hpp"
 #include "fabric/flows/rc_bandwidth.hpp"
@@ -32,31 +33,19 @@ std::string dial_addr(const pair_job& job) { return job.serving ? std::string() 
 namespace field = pair_field;
 using fabric::cli::fields;
 
-/// Runs a check's `flow`, then `take`s what it did into the pair's line,
-/// also when it failed on the way: a pair that ran out of time, or whose
-/// peer went away, says how far it got.
-template <class Flow, class Take>
-void counted(Flow&& flow, Take&& take) {
-  try {
-    flow();
-  } catch (...) {
-    take();
-    throw;
-  }
-  take();
-}
-
 // ---- ping: an RC ping-pong's round trips (rping's flow) ----
 
 void run_ping(const pair_job& job, pair_result& out) {
   fabric::ping_plan plan{dial_addr(job), job.port, size_of(job), count_of(job)};
   fabric::ping_outcome got;
-  counted([&] { job.serving ? fabric::serve_pings(plan, job.bounds, got) : fabric::send_pings(plan, job.bounds, got); },
-          [&] {
-            out.pings = got.exchanged;
-            if (!got.peer.empty()) out.connect_us = got.connect_us;
-            if (!job.serving && got.rtt.count() > 0) out.latency = got.rtt.summary();
-          });
+  // What the flow did goes into the pair's line however it ends: a pair
+  // that ran out of time, or whose peer went away, says how far it got.
+  fabric::at_exit taken{[&] {
+    out.pings = got.exchanged;
+    if (!got.peer.empty()) out.connect_us = got.connect_us;
+    if (!job.serving && got.rtt.count() > 0) out.latency = got.rtt.summary();
+  }};
+  job.serving ? fabric::serve_pings(plan, job.bounds, got) : fabric::send_pings(plan, job.bounds, got);
 }
 
 void say_ping(fields& line, const pair_result& p, std::uint64_t) {
@@ -72,15 +61,12 @@ void say_ping(fields& line, const pair_result& p, std::uint64_t) {
 void run_connect(const pair_job& job, pair_result& out) {
   fabric::connect_plan plan{dial_addr(job), job.port, count_of(job)};
   fabric::connect_outcome got;
-  counted(
-      [&] {
-        job.serving ? fabric::accept_connections(plan, job.bounds, got) : fabric::make_connections(plan, job.bounds, got);
-      },
-      [&] {
-        out.connections = got.connected;
-        // Every connection's setup is the measurement: no one connect_us.
-        if (!job.serving && got.setup.count() > 0) out.latency = got.setup.summary();
-      });
+  fabric::at_exit taken{[&] {  // however it ends, as run_ping's
+    out.connections = got.connected;
+    // Every connection's setup is the measurement: no one connect_us.
+    if (!job.serving && got.setup.count() > 0) out.latency = got.setup.summary();
+  }};
+  job.serving ? fabric::accept_connections(plan, job.bounds, got) : fabric::make_connections(plan, job.bounds, got);
 }
 
 void say_connect(fields& line, const pair_result& p, std::uint64_t) {
@@ -100,18 +86,17 @@ void run_ud(const pair_job& job, pair_result& out) {
   plan.size = size_of(job);
   plan.count = count_of(job);
   fabric::datagram_outcome got;
-  counted(
-      [&] {
-        job.serving ? fabric::serve_datagrams(plan, job.bounds, got) : fabric::send_datagrams(plan, job.bounds, got);
-      },
-      [&] {
-        out.pings = got.received;
-        out.sent = got.sent;
-        if (!got.peer.empty()) out.connect_us = got.connect_us;
-        if (job.serving) return;
-        if (got.rtt.count() > 0) out.latency = got.rtt.summary();
-        out.lost = got.sent - got.received;
-      });
+  {
+    fabric::at_exit taken{[&] {  // however it ends, as run_ping's
+      out.pings = got.received;
+      out.sent = got.sent;
+      if (!got.peer.empty()) out.connect_us = got.connect_us;
+      if (job.serving) return;
+      if (got.rtt.count() > 0) out.latency = got.rtt.summary();
+      out.lost = got.sent - got.received;
+    }};
+    job.serving ? fabric::serve_datagrams(plan, job.bounds, got) : fabric::send_datagrams(plan, job.bounds, got);
+  }
   // Loss is the UD check's failure: RC hides it in retransmissions.
   if (!job.serving && *out.lost > 0)
     throw fabric::error(fabric::exit_code::test_failed, fmt::format("{} of {} datagrams lost", *out.lost, got.sent));
@@ -175,15 +160,12 @@ void run_bw(const pair_job& job, pair_result& out) {
   plan.duration = std::chrono::milliseconds(pair_duration(job.options).value_or(0));
   plan.bidirectional = !job.options.unidirectional;
   fabric::bandwidth_outcome got;
-  counted(
-      [&] {
-        job.serving ? fabric::serve_bandwidth(plan, job.bounds, got) : fabric::measure_bandwidth(plan, job.bounds, got);
-      },
-      [&] {
-        if (!got.peer.empty()) out.connect_us = got.connect_us;
-        out.client_to_server = got.client_to_server;
-        out.server_to_client = got.server_to_client;
-      });
+  fabric::at_exit taken{[&] {  // however it ends, as run_ping's
+    if (!got.peer.empty()) out.connect_us = got.connect_us;
+    out.client_to_server = got.client_to_server;
+    out.server_to_client = got.server_to_client;
+  }};
+  job.serving ? fabric::serve_bandwidth(plan, job.bounds, got) : fabric::measure_bandwidth(plan, job.bounds, got);
 }
 
 /// "1 MiB", "64 KiB", "100 B": a write's size.

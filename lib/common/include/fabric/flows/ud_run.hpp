@@ -7,6 +7,7 @@
 /// first member to stall ends the wait for all. Every wait is one of
 /// --timeout (wait_limit). Owns the members.
 
+#include "fabric/base/at_exit.hpp"
 #include "fabric/base/error.hpp"
 #include "fabric/base/idle_deadline.hpp"
 #include "fabric/base/wait_limit.hpp"
@@ -150,14 +151,6 @@ public:
   }
 
 private:
-  /// Calls `f` when it goes, however the scope ends: the members' counts
-  /// are taken when a wait is cut short too.
-  template <class F>
-  struct at_exit {
-    F f;
-    ~at_exit() { f(); }
-  };
-
   wait_limit limit_;
   std::optional<error> first_failure_;
   std::vector<std::unique_ptr<Member>> members_;
