@@ -1,8 +1,8 @@
 // fabric-sweep's checks are one table: the schema's lists of checks and
 // the man page's --check paragraph name exactly its entries.
-#include "fabric-sweep/checks.hpp"
+#include "fabric-sweep/rank/checks.hpp"
 #include "fabric-sweep/options.hpp"
-#include "fabric-sweep/pair.hpp"
+#include "fabric-sweep/rank/pair.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

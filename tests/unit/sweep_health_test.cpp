@@ -1,6 +1,6 @@
 // fabric-sweep health: a port below the rate or the width asked for fails,
 // in words an admin reads at once.
-#include "fabric-sweep/health.hpp"
+#include "fabric-sweep/health/health.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // fabric-sweep's word of where a rank is: its answer line read as untrusted,
 // and a rank's answerer asked over loopback TCP by a waiting peer's hook.
-#include "fabric-sweep/presence.hpp"
+#include "fabric-sweep/rank/presence.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // fabric-sweep's rounds beyond every pair: ClusterKit's quick round, and
 // the rounds of a --pairs file, every bad line of
 // which is a usage error naming it; and where a process stands.
-#include "fabric-sweep/meetings.hpp"
-#include "fabric-sweep/place.hpp"
-#include "fabric-sweep/rounds.hpp"
+#include "fabric-sweep/rank/meetings.hpp"
+#include "fabric-sweep/rank/place.hpp"
+#include "fabric-sweep/rank/rounds.hpp"
 
 #include "fabric/base/error.hpp"
 

@@ -1,11 +1,11 @@
 // fabric-sweep's logic: the round schedule, where a process stands, the
 // address rule, and the merged report.
-#include "fabric-sweep/health.hpp"
+#include "fabric-sweep/health/health.hpp"
 #include "fabric-sweep/options.hpp"
-#include "fabric-sweep/meetings.hpp"
-#include "fabric-sweep/place.hpp"
+#include "fabric-sweep/rank/meetings.hpp"
+#include "fabric-sweep/rank/place.hpp"
 #include "fabric-sweep/report/report.hpp"
-#include "fabric-sweep/rounds.hpp"
+#include "fabric-sweep/rank/rounds.hpp"
 
 #include "fabric/base/error.hpp"
 #include "fabric/base/meet.hpp"

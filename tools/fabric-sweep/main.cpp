@@ -1,6 +1,6 @@
-#include "health.hpp"
-#include "report/report.hpp"
-#include "run.hpp"
+#include "fabric-sweep/health/health.hpp"
+#include "fabric-sweep/report/report.hpp"
+#include "fabric-sweep/rank/run.hpp"
 
 #include <CLI/CLI.hpp>
 

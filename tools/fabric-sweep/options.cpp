@@ -1,5 +1,5 @@
 // The command line: the run's options, and the report subcommand's.
-#include "options.hpp"
+#include "fabric-sweep/options.hpp"
 
 #include "fabric/acm/acm.hpp"
 #include "fabric/cli/completion.hpp"

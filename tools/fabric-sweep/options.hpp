@@ -2,7 +2,7 @@
 /// fabric-sweep's command line: the options of a rank of the sweep, of
 /// the report and of the health check, and the rules that judge pairs.
 
-#include "checks.hpp"
+#include "fabric-sweep/rank/checks.hpp"
 
 #include "fabric/acm/acm.hpp"
 #include "fabric/cli/cli.hpp"

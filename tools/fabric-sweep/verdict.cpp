@@ -1,7 +1,7 @@
 // Outliers: the bar of each check, made of the fleet's figures (its median
 // and spread of times; its bandwidth's 90th percentile and spread), and the
 // pairs past it.
-#include "verdict.hpp"
+#include "fabric-sweep/verdict.hpp"
 
 #include <algorithm>
 #include <cmath>

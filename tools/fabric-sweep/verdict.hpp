@@ -3,9 +3,9 @@
 /// 0's choice of the pairs to re-test and the report's verdicts both judge
 /// by it.
 
-#include "checks.hpp"
-#include "options.hpp"
-#include "rounds.hpp"
+#include "fabric-sweep/rank/checks.hpp"
+#include "fabric-sweep/options.hpp"
+#include "fabric-sweep/rank/rounds.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,0 +1,81 @@
+#pragma once
+/// Where the ranks meet rank 0 (meetings.cpp), and the lines they say
+/// there (meeting_lines.cpp): before the first round, before the
+/// multicast check's datagrams, and after the rounds to agree on the
+/// pairs to meet again.
+
+#include "fabric-sweep/options.hpp"
+#include "fabric-sweep/rank/pair.hpp"
+#include "fabric-sweep/rank/place.hpp"
+#include "fabric-sweep/rank/presence.hpp"
+#include "fabric-sweep/rank/rounds.hpp"
+#include "fabric-sweep/verdict.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sweep {
+
+/// What rank 0 told every rank at a meeting: who came, and which pairs to re-test.
+struct agreement {
+  std::vector<rank_pair> retest;
+  spread fleet;                    ///< latency checks
+  std::optional<double> bar_gbps;  ///< bw: the figure below which a pair was slow
+  int ranks_heard = 0;  ///< rank 0: the ranks whose times it had, itself included
+  std::string run;      ///< the run's identity, as rank 0 named it (the start)
+  std::vector<int> present;  ///< the ranks rank 0 heard, itself included, in order
+  /// The ranks that said what keeps their host from RDMA (a rank's
+  /// trouble, at the start), in order: their pairs fail without a wait.
+  std::vector<std::pair<int, std::string>> unable;
+  std::string error;    ///< why there was none: rank 0 unreachable, ...
+};
+
+/// What a rank tells rank 0 at a meeting: its measurements, and at the
+/// start what keeps its host from RDMA (empty: nothing).
+struct rank_word {
+  int rank = 0;
+  std::vector<measurement> figures;
+  std::string trouble;
+};
+
+/// The longest trouble a rank may tell.
+inline constexpr std::size_t max_trouble_bytes = 256;
+
+/// The two messages of the agreement, one JSON line each: a rank's word to
+/// rank 0, and rank 0's answer. The readers take what a peer sends for
+/// untrusted: nullopt for anything but a well-formed line of n hosts.
+std::string rank_line(int sweep, const rank_word& word);
+std::optional<rank_word> read_rank_line(std::string_view line, int n, int sweep);
+std::string agreement_line(const agreement& a);
+std::optional<agreement> read_agreement(std::string_view line, int n);
+
+/// After the rounds: every rank sends rank 0 what it measured (TCP, to
+/// --port on rank 0's address); rank 0 waits for the ranks it met but
+/// those `gone` knows left or stopped since, names the outliers and
+/// answers each; a rank waits for the answer while rank 0 is not gone.
+/// Every wait bounded; a failure is in agreement::error, never thrown
+/// (but Ctrl-C).
+agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                            int sweep, const std::vector<pair_result>& mine, departures& gone);
+
+/// The same exchange as a meeting point: rank 0 waits for every rank (up
+/// to 4 timeouts), then answers all it heard at once; the others wait for
+/// that answer. The multicast check's start line.
+agreement gather_everyone(const options& opt, const place& where, const std::vector<std::string>& addrs, int sweep);
+
+/// The meeting before the first round, so that the launcher's skew is
+/// never charged to a pair: as gather_everyone, and rank 0 names the run
+/// (`run`), who came, and the ranks unable to take part (each rank tells
+/// its `trouble`).
+agreement meet_at_start(const options& opt, const place& where, const std::vector<std::string>& addrs,
+                        const std::string& run, const std::string& trouble);
+
+/// The run's identity: the Slurm job and step when srun launched it (every
+/// rank knows it), else a name of rank 0's: its start time (UTC) and a
+/// random number, so that later runs sort after earlier ones.
+std::string new_run_id(const environment& env);
+
+}  // namespace sweep

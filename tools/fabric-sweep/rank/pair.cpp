@@ -1,0 +1,84 @@
+// One pair as one side sees it: its check run by the table's entry, and
+// its lines of output.
+#include "fabric-sweep/rank/pair.hpp"
+
+#include "fabric/cli/json_values.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sweep {
+
+namespace {
+
+nlohmann::json transfer_json(const std::optional<fabric::transfer>& t) {
+  if (!t) return nullptr;
+  return {{"bytes", t->bytes}, {"elapsed_us", t->seconds * 1e6}, {"gbps", t->gbps()}};
+}
+
+}  // namespace
+
+void run_check(const pair_job& job, pair_result& out) {
+  const auto& kind = kind_of(job.options.check);
+  if (!kind.run)
+    throw fabric::error(fabric::exit_code::usage, fmt::format("the {} check has no pairs of its own", kind.name));
+  kind.run(job, out);
+}
+
+std::optional<double> lower_gbps(const pair_result& p) {
+  std::optional<double> low;
+  for (const auto& way : {p.client_to_server, p.server_to_client})
+    if (way) low = std::min(low.value_or(way->gbps()), way->gbps());
+  return low;
+}
+
+fabric::cli::fields pair_fields(const pair_result& p, std::uint64_t size) {
+  namespace field = pair_field;
+  fabric::cli::fields f;
+  f.line();
+  f.put(field::pings, p.pings, false)
+      .put(field::received, p.received, false)
+      .put(field::connections, p.connections, false)
+      .put(field::sent, p.sent, false)
+      .put(field::lost, p.lost, false)
+      .put(field::lookups, p.lookups, false)
+      .put(field::connect_us, p.connect_us, false)
+      .put(field::elapsed_us, p.elapsed_us, false)
+      .put(field::rtt, p.latency, false);
+  if (p.ok) kind_of(p.check).say(f, p, size);
+  return f;
+}
+
+nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run) {
+  bool bandwidth = p.client_to_server || p.server_to_client;
+  nlohmann::json j{{"kind", "pair"},
+                   {"index", index},
+                   {"ok", p.ok},
+                   {"error", p.ok ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
+                   {"peer_absent", p.peer_absent},
+                   {"check", check_name(p.check)},
+                   {"sweep", p.sweep + 1},
+                   {"round", p.round + 1},
+                   {"retest", p.retest},
+                   {"server", p.server},
+                   {"client", p.client},
+                   {"side", p.role},
+                   {"port", p.port},
+                   {"bandwidth", bandwidth ? nlohmann::json{{"client_to_server", transfer_json(p.client_to_server)},
+                                                            {"server_to_client", transfer_json(p.server_to_client)}}
+                                           : nlohmann::json(nullptr)},
+                   {"run", fabric::value_or_null(run)}};
+  j.update(pair_fields(p, 0).json());
+  return j;
+}
+
+std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size) {
+  std::string head = fmt::format("{}{} {}: {} <-> {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
+                                 p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
+  if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
+  auto lines = pair_fields(p, size).lines();
+  return fmt::format("{}: {}", head, lines.empty() ? std::string() : lines.front());
+}
+
+}  // namespace sweep

@@ -1,0 +1,64 @@
+#pragma once
+/// Who meets whom in which round, and on which port: every pair (the
+/// circle method), ClusterKit's quick round, pairs packed into rounds,
+/// and the rounds of a --pairs file.
+
+#include "fabric-sweep/options.hpp"
+#include "fabric-sweep/rank/place.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sweep {
+
+/// One pair of a round: the lower rank serves, the higher connects.
+struct pairing {
+  int server = 0, client = 0;
+  int slot = 0;  ///< its place in the round, for its port
+};
+
+/// A pair by its ranks, the server's (lower) first.
+using rank_pair = std::pair<int, int>;
+
+/// The circle method: every host meets every other exactly once, busy with
+/// one peer per round; n - 1 rounds for even n, n for odd (a bye each).
+std::vector<std::vector<pairing>> rounds(int n);
+
+/// ClusterKit's quick mode: one round, rank i with rank i + n/2 (the
+/// lower half of the hosts against the upper half).
+std::vector<std::vector<pairing>> quick_round(int n);
+
+/// Rounds that meet each pair once, each host busy with one peer a round:
+/// each pair in the first round where both its hosts are free.
+std::vector<std::vector<pairing>> pack_rounds(std::vector<rank_pair> pairs);
+
+/// The rounds of a --pairs file (`text`, named `name` in errors):
+/// 'HOST HOST' lines, packed into rounds, or 'ROUND HOST HOST' lines (as
+/// ClusterKit's custom mode writes them), in the order of their numbers;
+/// '#' comments and blank lines. An unknown host, a host paired with
+/// itself, a pair named twice, a host twice in one round, a line that
+/// does not parse, or a file of both forms is a usage error naming the line.
+std::vector<std::vector<pairing>> rounds_from_file(std::string_view text, std::string_view name,
+                                                   const std::vector<std::string>& hosts);
+
+/// The rdma_cm port of a pair: distinct among the pairs of a round and
+/// of the rounds near it, so that a late client never reaches another
+/// round's server. Ports above `base` are taken round after round and
+/// used again from `base` once they run out.
+int pair_port(int base, int n, int round, const pairing& p);
+/// Rounds apart before a pair's port comes round again.
+int port_cycle(int base, int n);
+/// What the client of a pair's check puts ahead of its connection request
+/// and the server requires (fabric::pair_bounds::key): "FSWP", the step
+/// (round) and the two ranks, so that a stranger dialling the port, or a
+/// rank of another pair or step, is refused and the meeting goes on.
+std::vector<std::byte> pair_key(int step, const pairing& p);
+
+/// The schedule of this run's rounds: every pair, --quick's one round, or
+/// the --pairs file's rounds.
+std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where);
+
+}  // namespace sweep

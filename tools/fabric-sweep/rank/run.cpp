@@ -1,0 +1,357 @@
+// One process's part of the sweep: its pairs, round by round.
+#include "fabric-sweep/rank/run.hpp"
+#include "fabric-sweep/rank/multicast.hpp"
+#include "fabric-sweep/rank/presence.hpp"
+#include "fabric-sweep/rank/rounds.hpp"
+
+#include "fabric/cli/console.hpp"
+#include "fabric/cli/json_values.hpp"
+#include "fabric/cm/cm.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sweep {
+
+using fabric::exit_code;
+
+namespace {
+
+/// This rank's result of pair `p` in `round` before it is met: who, which
+/// side, which port, which check.
+pair_result pair_of(const options& opt, const place& where, int round, int port_round, const pairing& p) {
+  pair_result out;
+  out.round = round;
+  out.server_rank = p.server;
+  out.client_rank = p.client;
+  out.server = where.hosts[static_cast<std::size_t>(p.server)];
+  out.client = where.hosts[static_cast<std::size_t>(p.client)];
+  out.role = where.rank == p.server ? "server" : "client";
+  out.port = pair_port(opt.run.port, static_cast<int>(where.hosts.size()), port_round, p);
+  out.check = opt.run.check;
+  return out;
+}
+
+/// One pair: the server side listens and answers, the client side measures.
+/// Meeting the peer may take `late + 1` timeouts (it may still be waiting
+/// out a dead host in `late` earlier rounds), and longer while the peer
+/// says it is on its way (presence.hpp), but ends once `gone` knows it
+/// left or stopped answering; once they met, the pair has one timeout.
+/// `port_round` counts the rounds of earlier sweeps too, so that no two
+/// sweeps share a port: it is the step the ranks tell each other.
+pair_result run_pair(const options& opt, const place& where, const std::vector<std::string>& addrs, int round,
+                     int port_round, const pairing& p, int late, departures& gone) {
+  const auto& r = opt.run;
+  bool serving = where.rank == p.server;
+  pair_result out = pair_of(opt, where, round, port_round, p);
+  auto bounds = fabric::pair_bounds::from_now(r.pair_timeout() * (late + 1), r.pair_timeout(), r.each_wait());
+  int peer = serving ? p.client : p.server;
+  bounds.peer_on_its_way = peer_on_its_way(r, addrs[static_cast<std::size_t>(peer)], peer, port_round);
+  bounds.peer_gone = [&gone, peer, port_round, &name = where.hosts[static_cast<std::size_t>(peer)]]() -> std::optional<std::string> {
+    if (auto why = gone.why_gone(peer, port_round)) return name + " " + *why;
+    return std::nullopt;
+  };
+  bounds.key = pair_key(port_round, p);
+  auto t0 = fabric::clock::now();
+  try {
+    run_check({r, serving, addrs[static_cast<std::size_t>(peer)], static_cast<std::uint16_t>(out.port), bounds},
+              out);
+    out.ok = true;
+  } catch (const fabric::peer_absent& e) {
+    out.error = e.what();
+    out.peer_absent = true;
+  } catch (const fabric::error& e) {
+    if (e.ends_run()) throw;
+    out.error = e.what();
+  }
+  out.elapsed_us = fabric::us_since(t0);
+  return out;
+}
+
+/// A pair that is not met: the peer did not come to the meeting before
+/// the first round or is gone since (presence.hpp, departures), or
+/// either host cannot take part. Failed without a wait, saying `why` after
+/// the name of the rank `who` it is about.
+pair_result unmet_pair(const options& opt, const place& where, int round, int port_round, const pairing& p, int who,
+                       std::string_view why) {
+  pair_result out = pair_of(opt, where, round, port_round, p);
+  out.error = fmt::format("{} {}", where.hosts[static_cast<std::size_t>(who)], why);
+  out.peer_absent = who != where.rank;
+  return out;
+}
+
+/// This host's RDMA at the address its peers dial (own_rdma_at): what
+/// keeps it from the check, when that is sure, and its port; nothing for
+/// the checks that do not use this host's RDMA device themselves.
+fabric::own_rdma rdma_here(const options& opt, const std::string& address) {
+  if (opt.run.check == check::acm) return {};  // the ACM service resolves; this host only asks it
+  try {
+    return fabric::own_rdma_at(address, opt.run.each_wait());
+  } catch (const fabric::error& e) {
+    if (e.ends_run()) throw;
+    return {};  // nothing sure: the pairs will tell
+  }
+}
+
+std::vector<nlohmann::json> unable_json(const run_report& rep) {
+  std::vector<nlohmann::json> out;
+  if (rep.where)
+    for (const auto& [r, why] : rep.unable)
+      out.push_back({{"host", rep.where->hosts[static_cast<std::size_t>(r)]}, {"error", why}});
+  return out;
+}
+
+/// The outliers event: the pairs to meet again are retest_pairs, since
+/// retest is a pair's boolean and retests a count (the option, a report pair's).
+nlohmann::json agreement_json(const agreement& a, const place& where, const std::optional<std::string>& run, bool bw) {
+  nlohmann::json pairs = nlohmann::json::array();
+  for (auto [s, c] : a.retest)
+    pairs.push_back({{"server", where.hosts[static_cast<std::size_t>(s)]}, {"client", where.hosts[static_cast<std::size_t>(c)]}});
+  bool known = a.error.empty();
+  return {{"error", fabric::text_or_null(a.error)},
+          {"retest_pairs", std::move(pairs)},
+          {"median_p50_us", known && !bw ? nlohmann::json(a.fleet.median) : nlohmann::json(nullptr)},
+          {"mad_us", known && !bw ? nlohmann::json(a.fleet.mad) : nlohmann::json(nullptr)},
+          {"bar_gbps", known && bw ? fabric::value_or_null(a.bar_gbps) : nlohmann::json(nullptr)},
+          {"ranks_heard", where.rank == 0 && known ? nlohmann::json(a.ranks_heard) : nlohmann::json(nullptr)},
+          {"run", fabric::value_or_null(run)}};
+}
+
+/// How the meeting before the first round went.
+std::string start_text(const agreement& start, const run_report& rep, const place& where) {
+  double s = rep.start_us.value_or(0) / 1e6;
+  if (!start.error.empty()) return fmt::format("start: no meeting with rank 0 in {:.1f} s ({}); every peer is tried", s, start.error);
+  std::string absent, unable;
+  for (int r : rep.absent) absent += fmt::format(" {}", where.hosts[static_cast<std::size_t>(r)]);
+  for (const auto& [r, why] : rep.unable) unable += fmt::format(" {} ({})", where.hosts[static_cast<std::size_t>(r)], why);
+  return fmt::format("start: {} of {} ranks met in {:.1f} s{}{}{}", where.hosts.size() - rep.absent.size(), where.hosts.size(),
+                     s, rep.run ? fmt::format(", run {}", *rep.run) : "", absent.empty() ? "" : "; absent:" + absent,
+                     unable.empty() ? "" : "; unable:" + unable);
+}
+
+std::string agreement_text(const agreement& a, const place& where, bool bw) {
+  if (!a.error.empty()) return fmt::format("outliers: no re-tests: {}", a.error);
+  std::string bar = !bw          ? fmt::format("median p50 {:.1f} us, MAD {:.1f} us", a.fleet.median, a.fleet.mad)
+                    : a.bar_gbps ? fmt::format("slow below {} Gb/s", gbps_text(*a.bar_gbps))
+                                 : std::string("too few pairs for a bar");
+  if (a.retest.empty()) return fmt::format("outliers: none ({})", bar);
+  std::string names;
+  for (auto [s, c] : a.retest)
+    names += fmt::format("{}{} <-> {}", names.empty() ? "" : ", ", where.hosts[static_cast<std::size_t>(s)],
+                         where.hosts[static_cast<std::size_t>(c)]);
+  return fmt::format("outliers: {} ({}); meeting again", names, bar);
+}
+
+/// The ranks a rank's rounds meet, in order.
+std::vector<int> peers_met(const std::vector<std::vector<pairing>>& schedule, const place& where) {
+  std::vector<bool> meets(where.hosts.size(), false);
+  for (const auto& round : schedule)
+    for (const auto& p : round)
+      if (p.server == where.rank || p.client == where.rank)
+        meets[static_cast<std::size_t>(p.server == where.rank ? p.client : p.server)] = true;
+  std::vector<int> out;
+  for (std::size_t i = 0; i < meets.size(); ++i)
+    if (meets[i]) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+/// The hosts a rank's rounds meet, or nullopt when they meet every other.
+std::optional<std::vector<std::string>> planned_peers(const std::vector<std::vector<pairing>>& schedule,
+                                                      const place& where) {
+  auto peers = peers_met(schedule, where);
+  if (schedule.empty() || peers.size() + 1 >= where.hosts.size()) return std::nullopt;
+  std::vector<std::string> out;
+  for (int r : peers) out.push_back(where.hosts[static_cast<std::size_t>(r)]);
+  return out;
+}
+
+nlohmann::json absent_names(const run_report& rep) {
+  nlohmann::json out = nlohmann::json::array();
+  if (rep.where)
+    for (int r : rep.absent) out.push_back(rep.where->hosts[static_cast<std::size_t>(r)]);
+  return out;
+}
+
+}  // namespace
+
+fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
+  auto env = from_environ();
+  rep.where = find_place(opt.run, env, fabric::host_name());
+  const auto& where = *rep.where;
+  auto addrs = addresses(opt.run, where.hosts);
+  int n = static_cast<int>(where.hosts.size());
+  if (port_cycle(opt.run.port, n) < max_late_rounds + 2)
+    fabric::cli::usage_error(fmt::format("--port {}: too few ports above it for the rounds of {} hosts", opt.run.port, n));
+  bool group = !kind_of(opt.run.check).in_rounds;
+  auto schedule = group ? std::vector<std::vector<pairing>>{} : schedule_of(opt.run, where);
+  rep.round_count = group ? 1 : static_cast<int>(schedule.size());
+  rep.peers = planned_peers(schedule, where);
+  con.set_role("rank");
+  // Where this rank is, for peers that wait for it: up before any peer may
+  // ask (the rounds start after the meeting below).
+  std::optional<presence> here;
+  if (!group) here.emplace(opt.run, where.rank);
+
+  // Every rank meets rank 0 before the first round: however far apart the
+  // launcher started them, the rounds start together, and a host that did
+  // not come costs its peers no wait, nor does one that says there it
+  // surely cannot take part (no RDMA device, its port down): its pairs
+  // fail at once on both sides.
+  auto t0 = fabric::clock::now();
+  auto here_rdma = group ? fabric::own_rdma{} : rdma_here(opt, addrs[static_cast<std::size_t>(where.rank)]);
+  const auto& trouble = here_rdma.trouble;
+  if (here_rdma.port) rep.mtu = here_rdma.port->active_mtu;
+  auto start = meet_at_start(opt, where, addrs, where.rank == 0 ? new_run_id(env) : std::string(), trouble);
+  rep.start_us = fabric::us_since(t0);
+  if (env.contains("SLURM_JOB_ID") || where.rank == 0 || (start.error.empty() && !start.run.empty()))
+    rep.run = env.contains("SLURM_JOB_ID") ? new_run_id(env) : start.run;
+  std::vector<bool> came(static_cast<std::size_t>(n), true);
+  if (start.error.empty()) {
+    std::fill(came.begin(), came.end(), false);
+    for (int r : start.present) came[static_cast<std::size_t>(r)] = true;
+    came[static_cast<std::size_t>(where.rank)] = true;
+    for (int r = 0; r < n; ++r)
+      if (!came[static_cast<std::size_t>(r)]) rep.absent.push_back(r);
+    rep.unable = start.unable;
+  } else if (!trouble.empty()) {
+    rep.unable = {{where.rank, trouble}};  // no meeting: only its own is known
+  }
+  std::vector<std::string> unable(static_cast<std::size_t>(n));
+  for (const auto& [r, why] : rep.unable) unable[static_cast<std::size_t>(r)] = why;
+  con.line(start_text(start, rep, where));
+  con.event("started", [&] {
+    std::vector<std::string> absent_hosts;
+    for (int r : rep.absent) absent_hosts.push_back(where.hosts[static_cast<std::size_t>(r)]);
+    return nlohmann::json{{"rank", where.rank},
+                          {"host", where.hosts[static_cast<std::size_t>(where.rank)]},
+                          {"hosts", where.hosts},
+                          {"rounds", rep.round_count},
+                          {"run", fabric::value_or_null(rep.run)},
+                          {"start_us", *rep.start_us},
+                          {"absent", absent_hosts},
+                          {"unable", unable_json(rep)},
+                          {"peers", fabric::value_or_null(rep.peers)},
+                          {"mtu", fabric::value_or_null(rep.mtu)}};
+  });
+
+  bool repeating = opt.run.repeat != 1;
+  auto size = static_cast<std::uint64_t>(pair_size(opt.run));
+  int earlier_rounds = 0;  // of earlier sweeps: the ports go on from there
+  auto report_pair = [&](pair_result done) {
+    done.sweep = rep.sweeps;
+    rep.pairs.push_back(std::move(done));
+    con.line(pair_line(rep.pairs.back(), repeating, size));
+    con.event("result", [&] { return pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run); });
+  };
+  // The peers to meet that came, asked once now, so that one whose
+  // process ends or stops later is known to be gone.
+  std::optional<departures> gone;
+  if (!group) {
+    std::vector<int> peers;
+    for (int r : peers_met(schedule, where))
+      if (came[static_cast<std::size_t>(r)]) peers.push_back(r);
+    gone.emplace(opt.run, addrs, where.rank, std::move(peers));
+  }
+  auto meet = [&](int round, const pairing& p, int late, bool retest) {
+    if (p.server != where.rank && p.client != where.rank) return;
+    int peer = p.server == where.rank ? p.client : p.server;
+    int port_round = earlier_rounds + round;
+    auto unmet = [&](int who, std::string_view why) { return unmet_pair(opt, where, round, port_round, p, who, why); };
+    auto cannot = [&](int who) { return "cannot take part: " + unable[static_cast<std::size_t>(who)]; };
+    auto done = [&] {
+      if (!came[static_cast<std::size_t>(peer)]) return unmet(peer, "did not come to the start");
+      if (!unable[static_cast<std::size_t>(p.server)].empty()) return unmet(p.server, cannot(p.server));
+      if (!unable[static_cast<std::size_t>(p.client)].empty()) return unmet(p.client, cannot(p.client));
+      if (auto why = gone->why_gone(peer, port_round)) return unmet(peer, *why);
+      return run_pair(opt, where, addrs, round, port_round, p, late, *gone);
+    }();
+    // Done with this round's pair: a peer still waiting to meet it learns
+    // so at its next question, and stops waiting.
+    here->at(port_round + 1);
+    done.retest = retest;
+    report_pair(std::move(done));
+  };
+  for (;;) {
+    auto started = fabric::clock::now();
+    rep.pairs.clear();
+    rep.retest_rounds = 0;
+    rep.agreed.reset();
+    // Rounds are not in lockstep: a live peer may still be in an earlier
+    // round, waiting out a dead host there. A pair of round r allows its
+    // peer to be r timeouts late (at most max_late_rounds), one more after
+    // the first sweep: a peer may still be ending the sweep before.
+    int behind = rep.sweeps > 0 ? 1 : 0;
+    // The multicast check has one round of everyone at once.
+    if (group) {
+      agreement met;
+      for (auto& p : run_group(opt, where, addrs, rep.sweeps, met)) report_pair(std::move(p));
+    }
+    for (int round = 0; !group && round < rep.round_count; ++round) {
+      here->at(earlier_rounds + round);
+      for (const auto& p : schedule[static_cast<std::size_t>(round)])
+        meet(round, p, std::min(round + behind, max_late_rounds), false);
+    }
+    // The outliers meet again, in extra rounds all ranks start together
+    // from rank 0's answer. The report keeps the best of the meetings.
+    if (!group && opt.run.retests > 0 && n >= 3) {
+      rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs, *gone);
+      bool bw = measures_bandwidth(opt.run.check);
+      con.line(agreement_text(*rep.agreed, where, bw));
+      con.event("outliers", [&] { return agreement_json(*rep.agreed, where, rep.run, bw); });
+      auto extra = pack_rounds(rep.agreed->retest);
+      for (int attempt = 0; attempt < opt.run.retests; ++attempt)
+        for (const auto& round : extra) {
+          here->at(earlier_rounds + rep.round_count + rep.retest_rounds);
+          for (const auto& p : round) meet(rep.round_count + rep.retest_rounds, p, 1, true);
+          ++rep.retest_rounds;
+        }
+    }
+    earlier_rounds += rep.round_count + rep.retest_rounds;
+    rep.elapsed_us = fabric::us_since(started);
+    ++rep.sweeps;
+    if (std::any_of(rep.pairs.begin(), rep.pairs.end(), [](const pair_result& p) { return !p.ok; })) ++rep.failed_sweeps;
+    if (opt.run.repeat != 0 && rep.sweeps >= opt.run.repeat) break;
+    // The next sweep starts --interval after this one started (at once
+    // when this one took longer); Ctrl-C ends the wait.
+    fabric::wait_readable(-1, fabric::deadline::at(started + std::chrono::milliseconds(opt.run.interval_ms)));
+  }
+  if (rep.failed_sweeps == 0) return {};
+  std::size_t failed = 0;
+  for (const auto& p : rep.pairs) failed += p.ok ? 0 : 1;
+  if (!repeating) return {exit_code::test_failed, fmt::format("{} of {} pairs failed", failed, rep.pairs.size())};
+  return {exit_code::test_failed, fmt::format("{} of {} sweeps had a failed pair ({} of {} pairs in the last)",
+                                              rep.failed_sweeps, rep.sweeps, failed, rep.pairs.size())};
+}
+
+void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
+  j["role"] = "rank";
+  j["options"] = options_json(opt);
+  nlohmann::json results = nlohmann::json::array();
+  for (std::size_t i = 0; i < rep.pairs.size(); ++i) results.push_back(pair_json(rep.pairs[i], i, rep.run));
+  j["results"] = std::move(results);
+  if (!rep.where) {
+    j["summary"] = nlohmann::json::object();
+    return;
+  }
+  std::size_t failed = 0;
+  for (const auto& p : rep.pairs) failed += p.ok ? 0 : 1;
+  j["summary"] = {{"rank", rep.where->rank},
+                  {"host", rep.where->hosts[static_cast<std::size_t>(rep.where->rank)]},
+                  {"hosts", rep.where->hosts},
+                  {"rank_from", rep.where->source},
+                  {"run", fabric::value_or_null(rep.run)},
+                  {"start_us", fabric::value_or_null(rep.start_us)},
+                  {"absent", absent_names(rep)},
+                  {"unable", unable_json(rep)},
+                  {"peers", fabric::value_or_null(rep.peers)},
+                  {"rounds", rep.round_count},
+                  {"retest_rounds", rep.retest_rounds},
+                  {"pairs", rep.pairs.size()},
+                  {"failed", failed},
+                  {"sweeps", rep.sweeps},
+                  {"failed_sweeps", rep.failed_sweeps},
+                  {"elapsed_us", fabric::value_or_null(rep.elapsed_us)}};
+}
+
+}  // namespace sweep

@@ -1,0 +1,81 @@
+// The worst hosts: the fewest hosts that account for the bad pairs, and
+// the note that says when the slow pairs take too many hosts to explain.
+#include "fabric-sweep/report/judge/judge.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sweep {
+
+namespace {
+
+/// The fewest hosts that account for the pairs `which` picks, greedily:
+/// round by round every host with the most such pairs not yet accounted
+/// for, while that is two or more; its pairs are then accounted for. What
+/// is left is a matching (each host in at most one pair): links, each
+/// taking one host more to explain.
+struct host_cover {
+  std::vector<std::size_t> hosts;  ///< in the order picked
+  std::size_t links_left = 0;
+};
+
+host_cover cover_of(const matrix& m, bool (*which)(pair_state)) {
+  auto n = m.hosts.size();
+  std::vector<int> open(n, 0);  // pairs not yet accounted for
+  std::size_t left = 0;
+  for (const auto& p : m.pairs)
+    if (which(p.state)) ++open[p.a], ++open[p.b], ++left;
+  std::vector<bool> accounted(m.pairs.size(), false);
+  host_cover c;
+  for (int most = n ? *std::max_element(open.begin(), open.end()) : 0; most >= 2;
+       most = *std::max_element(open.begin(), open.end())) {
+    std::vector<std::size_t> picked;
+    for (std::size_t i = 0; i < n; ++i)
+      if (open[i] == most) picked.push_back(i);
+    for (auto i : picked) {
+      c.hosts.push_back(i);
+      for (std::size_t k = 0; k < n; ++k) {
+        if (k == i) continue;
+        auto at = m.index_of(i, k);
+        if (!which(m.pairs[at].state) || accounted[at]) continue;
+        accounted[at] = true;
+        --open[i], --open[k], --left;
+      }
+    }
+  }
+  c.links_left = left;
+  return c;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m) {
+  auto bad = m.bad_pairs_by_host();
+  std::vector<std::pair<std::string, int>> out;
+  for (auto i : cover_of(m, is_bad).hosts) out.emplace_back(m.hosts[i], bad[i]);
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  return out;
+}
+
+std::optional<std::string> spread_note(const matrix& m, std::vector<double> fleet, const verdict_options& o) {
+  // A host below its rate slows all its pairs: a few hosts explain the
+  // slow pairs. When it takes many (their cover, and a host for each link
+  // left), the fleet's own spread is the likelier cause (virtual machines,
+  // a busy fabric).
+  if (!measures_bandwidth(m.check) || !m.bar.best_gbps || o.expect_gbps || m.count(pair_state::slow) == 0 ||
+      fleet.empty())
+    return std::nullopt;
+  auto n = m.hosts.size();
+  auto cover = cover_of(m, [](pair_state st) { return st == pair_state::slow; });
+  auto explaining = cover.hosts.size() + cover.links_left;
+  if (explaining <= std::max<std::size_t>(1, n / 4)) return std::nullopt;
+  std::sort(fleet.begin(), fleet.end());
+  return fmt::format(
+      "the slow pairs take {} of {} hosts to explain, more than a few bad links would: the fleet's own spread "
+      "(lowest {}, median {}, p90 {} Gb/s) may be wider than --bw-fraction {} allows",
+      explaining, n, gbps_text(fleet.front()), gbps_text(fleet[fleet.size() / 2]), gbps_text(*m.bar.best_gbps),
+      m.bar.bw_fraction);
+}
+
+}  // namespace sweep

@@ -1,0 +1,103 @@
+#pragma once
+/// The matrix every later stage works on: one compact record per pair of
+/// hosts (host indices, not names), its final word, and what the run was.
+
+#include "fabric-sweep/options.hpp"
+#include "fabric-sweep/report/read/read.hpp"
+#include "fabric-sweep/verdict.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace sweep {
+
+/// unplanned: a pair no rank's rounds met by plan (--quick, --pairs) and
+/// none met: not judged, not listed in the JSON, the CSV or the gauges.
+enum class pair_state : std::uint8_t { ok, slow, failed, missing, unplanned };
+/// "ok", "slow", "failed", "missing": the word of the JSON and the gauges.
+std::string_view state_name(pair_state s) noexcept;
+/// Slow, failed or missing: what fails the report and marks its hosts.
+[[nodiscard]] constexpr bool is_bad(pair_state s) noexcept {
+  return s == pair_state::slow || s == pair_state::failed || s == pair_state::missing;
+}
+
+/// One pair of the matrix: its final word, from its two sides' lines.
+struct merged_pair {
+  std::uint32_t a = 0, b = 0;     ///< host indices, a before b in the host order
+  pair_state state = pair_state::missing;
+  bool a_served = true;           ///< a listened, b connected (the directions of bw)
+  bool every_retest_failed = false;
+  std::uint16_t retests = 0;      ///< extra meetings seen; their best stands
+  std::uint32_t round = 0;
+  std::uint32_t sweep = 0;        ///< the latest sweep that met it (1 the first; 0 missing)
+  std::uint32_t error = 0;        ///< matrix::errors[error - 1]; 0 none
+  double elapsed_us = 0;          ///< the longer of its two sides
+  std::optional<double> first_p50_us;  ///< the sweep's round, when re-tested
+  std::variant<std::monostate, fabric::latency_summary, bandwidth_figures> figures;
+
+  [[nodiscard]] const fabric::latency_summary* latency() const noexcept;
+  /// bw: a's bandwidth to b, and b's to a, when measured.
+  [[nodiscard]] std::optional<direction_figures> a_to_b() const noexcept;
+  [[nodiscard]] std::optional<direction_figures> b_to_a() const noexcept;
+  /// The figure a verdict judges: a latency check's p50 (us), or a bw
+  /// pair's lower direction (Gb/s).
+  [[nodiscard]] std::optional<double> figure() const noexcept;
+};
+
+/// The run whose lines the matrix holds, and what was left out.
+struct run_choice {
+  std::optional<std::string> id;     ///< the kept run's id (nullopt: lines without one)
+  std::optional<double> started;     ///< its earliest line's unix time
+  std::size_t earlier_runs = 0;      ///< runs left out, each older than the kept one
+  std::size_t earlier_lines = 0;     ///< their lines
+};
+
+struct matrix {
+  sweep::check check = check::ping;  ///< what the pairs checked
+  std::vector<std::string> hosts;
+  std::vector<merged_pair> pairs;    ///< every pair of hosts, in host order: (0,1), (0,2), ..., (1,2), ...
+  std::vector<std::string> errors;   ///< the pairs' error texts, each once
+  verdict_options verdict;           ///< the options the verdicts judged by (report_verdict)
+  fleet_bar bar;                     ///< what the verdicts judged by
+  /// The fewest hosts that account for the bad pairs, most bad pairs first
+  /// (worst_hosts), each with its bad pairs.
+  std::vector<std::pair<std::string, int>> worst;
+  std::vector<std::string> notes;    ///< lines that could not be used, hosts that said nothing
+  std::optional<double> sweep_us;    ///< the longest rank's whole sweep, when its document came through
+  int rounds = 0;                    ///< rounds seen
+  double rounds_slowest_us = 0;      ///< the sum of each round's slowest pair: the floor of rounds in lockstep
+  run_choice run;
+  std::size_t counts[5] = {};        ///< pairs by state (count_states)
+  /// The merge's word to the judge, who takes it: the figures of the
+  /// latest sweep's rounds (not its re-tests), that the fleet's bar is made
+  /// of, and for latency checks their pairs' hosts (typical_of).
+  std::vector<double> round_figures;
+  figure_hosts round_hosts;
+  /// What the run's rank documents say they judged by (the first one's),
+  /// and whether another said otherwise.
+  std::optional<verdict_options> sweeps_verdict;
+  bool sweeps_disagree = false;
+
+  [[nodiscard]] std::size_t count(pair_state s) const noexcept { return counts[static_cast<int>(s)]; }
+  /// The pairs the run meant to meet: all but the unplanned.
+  [[nodiscard]] std::size_t planned() const noexcept { return pairs.size() - count(pair_state::unplanned); }
+  /// The pair of hosts i and k (i != k), in O(1); index_of: its place in pairs.
+  [[nodiscard]] const merged_pair& pair_of(std::size_t i, std::size_t k) const noexcept;
+  [[nodiscard]] std::size_t index_of(std::size_t i, std::size_t k) const noexcept;
+  /// A pair's error text ("" none), "every re-test failed: " in front when so.
+  [[nodiscard]] std::string error_of(const merged_pair& p) const;
+  /// Whether any pair has latency figures (not bw, not multicast), that
+  /// the fleet's median and MAD are made of.
+  [[nodiscard]] bool latency_measured() const noexcept;
+  /// Counts the pairs by state again (after a stage changed some).
+  void count_states() noexcept;
+  /// Each host's bad pairs, by host index.
+  [[nodiscard]] std::vector<int> bad_pairs_by_host() const;
+};
+
+}  // namespace sweep

@@ -1,0 +1,598 @@
+// The matrix: every line's word gathered into one record per meeting of a
+// pair (host indices, a row of pairs per host), run by run; then the
+// latest run kept, each pair's final word chosen, and the pairs judged.
+#include "fabric-sweep/report/merge/merge.hpp"
+
+#include "fabric/base/text.hpp"
+#include "fabric/base/wait.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace sweep {
+
+namespace {
+
+struct text_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+};
+template <class T>
+using text_map = std::unordered_map<std::string, T, text_hash, std::equal_to<>>;
+
+/// A pair's key (lo < hi), one number each, however many hosts come.
+std::size_t triangle(std::uint32_t lo, std::uint32_t hi) { return std::size_t{hi} * (hi - 1) / 2 + lo; }
+
+/// One side's word, its hosts by index.
+struct side_in {
+  std::uint32_t server = 0, client = 0;
+  const side_record* said = nullptr;
+};
+
+/// One meeting of a pair, both sides' words merged. Its pair's hosts are
+/// the lower index `lo` and `hi`; `p.a_served` says whether lo listened.
+struct meeting {
+  merged_pair p;
+  std::uint8_t seen = 0, passed = 0, failed = 0;  // bits: 1 the server's side, 2 the client's
+  bool figures_from_client = false;
+  bool error_is_absence = false;  // p.error only says the side's peer did not come
+};
+
+/// Each pair's latest sweep's round, a row per host: row `lo` holds the
+/// meetings of lo with every host after it, `hi` at hi - lo - 1. The matrix
+/// takes its pairs host by host and lets each host's row go once it has
+/// them all (release), so that the records are not held twice.
+class round_rows {
+public:
+  /// Room for the pairs of hosts 0..hosts-1 (what a rank's list names).
+  void reserve(std::uint32_t hosts) {
+    if (rows_.size() < hosts) rows_.resize(hosts);
+    for (std::uint32_t lo = 0; lo < hosts; ++lo) rows_[lo].reserve(hosts - lo - 1);
+  }
+  meeting& at(std::uint32_t lo, std::uint32_t hi) {
+    if (rows_.size() <= lo) rows_.resize(lo + 1);
+    auto& row = rows_[lo];
+    if (row.size() <= hi - lo - 1) row.resize(hi - lo);
+    return row[hi - lo - 1];
+  }
+  /// The pair's round, when a side reported it.
+  [[nodiscard]] const meeting* seen(std::uint32_t lo, std::uint32_t hi) const {
+    if (lo >= rows_.size() || hi - lo - 1 >= rows_[lo].size()) return nullptr;
+    const auto& m = rows_[lo][hi - lo - 1];
+    return m.seen != 0 ? &m : nullptr;
+  }
+  /// Visits every reported round: visit(lo, hi, meeting).
+  template <class Visit>
+  void for_each(Visit&& visit) const {
+    for (std::uint32_t lo = 0; lo < rows_.size(); ++lo)
+      for (std::uint32_t k = 0; k < rows_[lo].size(); ++k)
+        if (rows_[lo][k].seen != 0) visit(lo, lo + k + 1, rows_[lo][k]);
+  }
+  /// Host lo's row is no longer needed: its memory goes.
+  void release(std::uint32_t lo) {
+    if (lo < rows_.size()) std::vector<meeting>().swap(rows_[lo]);
+  }
+
+private:
+  std::vector<std::vector<meeting>> rows_;
+};
+
+/// The lines of one run.
+struct run_store {
+  run_tag::kind kind = run_tag::kind::absent;
+  std::string id;
+  double start = std::numeric_limits<double>::infinity();
+  std::size_t lines = 0;
+  bool has_pairs = false;  // of the matrix's check
+  std::vector<std::uint32_t> hosts;  // the longest list a rank gave
+  std::optional<double> sweep_us;
+  round_rows rounds;
+  std::unordered_map<std::size_t, std::vector<meeting>> retests;  // by triangle()
+  bool partial_plan = false;  // a rank met only some hosts (--quick, --pairs)
+  std::unordered_set<std::size_t> planned;  // then: the pairs its ranks planned, by triangle()
+  std::optional<verdict_options> verdict;  // what its first rank document judged by
+  bool judged_differently = false;         // another rank's document gave other options
+  std::unordered_map<std::uint32_t, std::uint32_t> mtus;  // each rank's host's port MTU, by host
+
+  void take_verdict(const std::optional<verdict_options>& v) {
+    if (!v) return;
+    if (!verdict) verdict = v;
+    else if (*verdict != *v) judged_differently = true;
+  }
+};
+
+/// A line whose run is null, kept until the latest run is known.
+struct orphan {
+  std::optional<double> time;
+  std::vector<std::uint32_t> hosts;
+  std::optional<std::pair<std::uint32_t, std::uint32_t>> mtu;  // its host and port MTU
+  std::optional<double> sweep_us;
+  std::vector<std::uint32_t> plan;  // a rank's host, then its planned peers (--quick, --pairs)
+  std::optional<verdict_options> verdict;
+  std::vector<std::pair<side_in, side_record>> pairs;  // the records' texts in `texts`
+  std::vector<std::string> texts;
+};
+
+}  // namespace
+
+/// The longest pair error the matrix keeps (an error line's bound).
+constexpr std::size_t max_error_bytes = 1024;
+
+struct matrix_builder::state {
+  std::optional<check> only;
+  line_reader reader;
+  text_map<std::uint32_t> ids;
+  std::vector<std::string> names;
+  text_map<std::uint32_t> error_ids;
+  std::vector<std::string> errors;
+  text_map<std::size_t> run_ids;  // named runs
+  std::vector<run_store> runs;
+  std::optional<std::size_t> unnamed;
+  std::vector<orphan> orphans;
+  text_map<double> label_time;  // the last time each rank's stream gave
+  std::size_t foreign = 0, malformed = 0, other_checks = 0, lines_seen = 0;
+
+  std::uint32_t host(std::string_view name) {
+    if (auto it = ids.find(name); it != ids.end()) return it->second;
+    auto id = static_cast<std::uint32_t>(names.size());
+    names.emplace_back(name);
+    ids.emplace(names.back(), id);
+    return id;
+  }
+  /// A pair's error, each text kept once; a line's may be megabytes long,
+  /// the matrix keeps its head and tail.
+  std::uint32_t error(std::string_view text) {
+    if (text.empty()) return 0;
+    if (text.size() > max_error_bytes) return error(fabric::shortened(std::string(text), max_error_bytes));
+    if (auto it = error_ids.find(text); it != error_ids.end()) return it->second;
+    errors.emplace_back(text);
+    auto id = static_cast<std::uint32_t>(errors.size());
+    error_ids.emplace(errors.back(), id);
+    return id;
+  }
+  run_store& run_of(const run_tag& tag) {
+    if (tag.is == run_tag::kind::named) {
+      if (auto it = run_ids.find(tag.id); it != run_ids.end()) return runs[it->second];
+      run_ids.emplace(std::string(tag.id), runs.size());
+      auto& r = runs.emplace_back();
+      r.kind = tag.is;
+      r.id = tag.id;
+      return r;
+    }
+    if (!unnamed) {
+      unnamed = runs.size();
+      runs.emplace_back();
+    }
+    return runs[*unnamed];
+  }
+  std::vector<std::uint32_t> host_ids(const std::vector<std::string_view>& list) {
+    std::vector<std::uint32_t> out;
+    out.reserve(list.size());
+    for (auto h : list) out.push_back(host(h));
+    return out;
+  }
+  void take_hosts(run_store& r, std::vector<std::uint32_t> list) {
+    if (list.size() <= r.hosts.size()) return;
+    r.hosts = std::move(list);
+    auto most = *std::max_element(r.hosts.begin(), r.hosts.end());
+    r.rounds.reserve(most + 1);
+  }
+  /// A rank's plan: its host, then the peers its rounds meet.
+  static void take_plan(run_store& r, const std::vector<std::uint32_t>& plan) {
+    if (plan.empty()) return;
+    r.partial_plan = true;
+    for (std::size_t i = 1; i < plan.size(); ++i)
+      r.planned.insert(triangle(std::min(plan[0], plan[i]), std::max(plan[0], plan[i])));
+  }
+  std::vector<std::uint32_t> plan_of(const line_word& w) {
+    std::vector<std::uint32_t> plan;
+    if (w.plan_host.empty()) return plan;
+    plan.push_back(host(w.plan_host));
+    for (auto h : w.plan_peers) plan.push_back(host(h));
+    return plan;
+  }
+  /// Whether a pair line counts for the matrix: its check is the one.
+  bool wanted(std::string_view c) {
+    if (!only) only = check_of(c).value_or(check::ping);
+    if (c == check_name(*only)) return true;
+    ++other_checks;
+    return false;
+  }
+  void absorb(run_store& r, const side_in& in);
+
+  // The stages of finish(), in their order.
+  run_store& keep_latest_run(run_choice& chosen);
+  std::size_t join_orphans(run_store& run, run_choice& chosen);
+  std::vector<std::uint32_t> host_order(const run_store& run) const;
+  void final_words(run_store& run, const std::vector<std::uint32_t>& order, matrix& m);
+  void take_run_facts(const run_store& run, const std::vector<std::uint32_t>& order, matrix& m) const;
+  void add_notes(matrix& m, const line_counts& lines, std::size_t joined) const;
+};
+
+void matrix_builder::state::absorb(run_store& r, const side_in& in) {
+  const auto& s = *in.said;
+  r.has_pairs = true;
+  auto lo = std::min(in.server, in.client), hi = std::max(in.server, in.client);
+  auto fresh = [&] {
+    meeting m;
+    m.p.sweep = s.sweep;
+    m.p.round = s.round;
+    m.p.a_served = in.server == lo;
+    return m;
+  };
+  meeting* at = nullptr;
+  if (!s.retest) {
+    auto& m = r.rounds.at(lo, hi);
+    auto said = std::pair{s.sweep, s.round}, kept = std::pair{m.p.sweep, m.p.round};
+    // With --repeat, a pair is its latest sweep's word: the older ones go.
+    if (m.seen == 0 || said > kept) m = fresh();
+    else if (said < kept) return;
+    at = &m;
+  } else {
+    auto& list = r.retests[triangle(lo, hi)];
+    auto it = std::find_if(list.begin(), list.end(),
+                           [&](const meeting& m) { return m.p.sweep == s.sweep && m.p.round == s.round; });
+    at = it != list.end() ? &*it : &list.emplace_back(fresh());
+  }
+  auto& m = *at;
+  std::uint8_t side = s.client_side ? 2 : 1;
+  m.seen |= side;
+  m.p.elapsed_us = std::max(m.p.elapsed_us, s.elapsed_us);
+  // The client's word is the measurement; a failure from either side
+  // stands. Its error: a side's own failure, over one that only says its
+  // peer did not come or is gone (the side that failed first on its own
+  // moved on, and its peer waited for it); between two alike, the client's.
+  if (!s.ok) {
+    m.failed |= side;
+    if (m.p.error == 0 || (m.error_is_absence && !s.peer_absent) || (s.client_side && m.error_is_absence == s.peer_absent)) {
+      m.p.error = error(s.error);
+      m.error_is_absence = s.peer_absent;
+    }
+    return;
+  }
+  m.passed |= side;
+  if (s.client_side && s.latency) m.p.figures = *s.latency;
+  // A bw side carries both directions once it heard the peer's: the
+  // client's word stands, the server's fills in without it.
+  if (s.bandwidth && (s.client_side || !m.figures_from_client)) {
+    m.p.figures = *s.bandwidth;
+    m.figures_from_client = s.client_side;
+  }
+}
+
+matrix_builder::matrix_builder(std::optional<check> only) : s_(std::make_unique<state>()) { s_->only = only; }
+matrix_builder::~matrix_builder() = default;
+
+void matrix_builder::add(std::string_view label, std::string_view json) {
+  auto& s = *s_;
+  if ((++s.lines_seen & 0xfff) == 0) fabric::throw_if_interrupted();
+  const auto& w = s.reader.read(json);
+  if (!w.sweeps) {
+    ++s.foreign;
+    return;
+  }
+  s.malformed += w.malformed;
+  std::optional<double> time = w.time;
+  if (time) {
+    if (auto it = s.label_time.find(label); it != s.label_time.end()) it->second = *time;
+    else s.label_time.emplace(std::string(label), *time);
+  } else if (auto it = s.label_time.find(label); it != s.label_time.end()) {
+    time = it->second;  // a rank's document: as old as its last event
+  }
+  if (w.run.is == run_tag::kind::null) {
+    auto& o = s.orphans.emplace_back();
+    o.time = time;
+    o.hosts = s.host_ids(w.hosts);
+    o.sweep_us = w.sweep_us;
+    o.plan = s.plan_of(w);
+    o.verdict = w.verdict;
+    if (w.mtu) o.mtu = std::pair{s.host(w.mtu_host), *w.mtu};
+    for (const auto& p : w.pairs) {
+      if (!s.wanted(p.check)) continue;
+      o.texts.emplace_back(p.error);
+      auto& [in, rec] = o.pairs.emplace_back(side_in{s.host(p.server), s.host(p.client), nullptr}, p);
+      rec.check = rec.server = rec.client = rec.error = {};  // views of this line's parse: gone with the next
+    }
+    return;
+  }
+  auto& r = s.run_of(w.run);
+  ++r.lines;
+  if (time) r.start = std::min(r.start, *time);
+  if (!w.hosts.empty()) s.take_hosts(r, s.host_ids(w.hosts));
+  if (w.sweep_us) r.sweep_us = std::max(r.sweep_us.value_or(0.0), *w.sweep_us);
+  state::take_plan(r, s.plan_of(w));
+  r.take_verdict(w.verdict);
+  if (w.mtu) r.mtus[s.host(w.mtu_host)] = *w.mtu;
+  for (const auto& p : w.pairs)
+    if (s.wanted(p.check)) s.absorb(r, {s.host(p.server), s.host(p.client), &p});
+}
+
+namespace {
+
+/// When the hosts' ports have different MTUs (each rank's started event
+/// says its own): a note naming the hosts apart from the most, whose
+/// packets larger than a peer's MTU are dropped on the way to it (a host
+/// whose interface came up with another MTU than the fleet's: its pairs
+/// fail or crawl only with larger messages, and no pair says why).
+std::optional<std::string> mtu_note(const std::vector<std::pair<std::string_view, std::uint32_t>>& by_host) {
+  std::map<std::uint32_t, std::vector<std::string_view>> hosts_of;
+  for (const auto& [host, mtu] : by_host) hosts_of[mtu].push_back(host);
+  if (hosts_of.size() < 2) return std::nullopt;
+  auto most = std::max_element(hosts_of.begin(), hosts_of.end(),
+                               [](const auto& x, const auto& y) { return x.second.size() < y.second.size(); });
+  constexpr std::size_t names_up_to = 8;
+  std::string apart;
+  for (const auto& [mtu, hosts] : hosts_of) {
+    if (mtu == most->first) continue;
+    std::string names;
+    for (std::size_t i = 0; i < hosts.size() && i < names_up_to; ++i)
+      names += fmt::format("{}{}", i == 0 ? "" : ", ", fabric::printable(hosts[i]));
+    if (hosts.size() > names_up_to) names += fmt::format(" and {} more", hosts.size() - names_up_to);
+    apart += fmt::format("{}{} {}", apart.empty() ? "" : "; ", names, mtu);
+  }
+  return fmt::format("the hosts' port MTUs differ: {}; the other {} host{} {} (a packet larger than a peer's MTU is "
+                     "dropped on its way there)",
+                     apart, most->second.size(), most->second.size() == 1 ? "" : "s", most->first);
+}
+
+bool better(check c, const merged_pair& x, const merged_pair& than) {
+  auto fx = x.figure(), ft = than.figure();
+  if (!fx) return false;
+  if (!ft) return true;
+  return measures_bandwidth(c) ? *fx > *ft : *fx < *ft;
+}
+
+}  // namespace
+
+/// A run without times is the oldest.
+double start_of(const run_store& r) { return std::isinf(r.start) ? -std::numeric_limits<double>::infinity() : r.start; }
+
+run_store& matrix_builder::state::keep_latest_run(run_choice& chosen) {
+  // The one that started last among those with pairs of the check (all
+  // of them when none has).
+  std::optional<std::size_t> kept;
+  bool any_pairs = std::any_of(runs.begin(), runs.end(), [](const run_store& r) { return r.has_pairs; });
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    if (any_pairs && !r.has_pairs) continue;
+    if (!kept || start_of(r) >= start_of(runs[*kept])) kept = i;
+  }
+  if (!kept) {
+    kept = runs.size();
+    runs.emplace_back();
+  }
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (i != *kept && runs[i].lines > 0) {
+      ++chosen.earlier_runs;
+      chosen.earlier_lines += runs[i].lines;
+      runs[i] = {};  // its memory, before the matrix takes more
+    }
+  auto& run = runs[*kept];
+  if (run.kind == run_tag::kind::named) chosen.id = run.id;
+  if (!std::isinf(run.start)) chosen.started = run.start;
+  return run;
+}
+
+std::size_t matrix_builder::state::join_orphans(run_store& run, run_choice& chosen) {
+  // A line whose run is null is the kept run's when no older than its start.
+  std::size_t joined = 0;
+  for (auto& line : orphans) {
+    if (line.time && start_of(run) > *line.time) {
+      ++chosen.earlier_lines;
+      continue;
+    }
+    ++joined;
+    if (!line.hosts.empty()) take_hosts(run, std::move(line.hosts));
+    if (line.sweep_us) run.sweep_us = std::max(run.sweep_us.value_or(0.0), *line.sweep_us);
+    take_plan(run, line.plan);
+    run.take_verdict(line.verdict);
+    if (line.mtu) run.mtus[line.mtu->first] = line.mtu->second;
+    for (std::size_t i = 0; i < line.pairs.size(); ++i) {
+      auto& [in, rec] = line.pairs[i];
+      rec.error = line.texts[i];
+      in.said = &rec;
+      absorb(run, in);
+    }
+  }
+  orphans.clear();
+  return joined;
+}
+
+std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& run) const {
+  // The longest list a rank of the run gave, then any other host its
+  // pairs name, in the order first seen.
+  constexpr auto none = std::numeric_limits<std::uint32_t>::max();
+  std::vector<std::uint32_t> order = run.hosts;
+  std::vector<std::uint32_t> place(names.size(), none);
+  for (std::uint32_t i = 0; i < order.size(); ++i)
+    if (place[order[i]] == none) place[order[i]] = i;
+    else order[i] = none;  // a name twice in a list: once
+  std::erase(order, none);
+  for (std::uint32_t i = 0; i < order.size(); ++i) place[order[i]] = i;
+  for (std::uint32_t hi = 1; hi < names.size(); ++hi)
+    for (std::uint32_t lo = 0; lo < hi; ++lo)
+      if ((place[lo] == none || place[hi] == none) &&
+          (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi))))
+        for (auto h : {lo, hi})
+          if (place[h] == none) {
+            place[h] = static_cast<std::uint32_t>(order.size());
+            order.push_back(h);
+          }
+  return order;
+}
+
+void matrix_builder::state::final_words(run_store& run, const std::vector<std::uint32_t>& order, matrix& m) {
+  // Each pair's final word: its latest sweep's round, unless it was met
+  // again: then the best of its re-tests stands (an outlier that passes
+  // once was passing traffic; one that fails every time is failed).
+  auto state_of = [&](const meeting& x) {
+    if (x.seen == 0) return pair_state::missing;
+    if (x.failed != 0) return pair_state::failed;
+    // A delivery check passes a pair when each side heard the other.
+    if (kind_of(m.check).judged == judged_by::delivery && x.passed != 3) return pair_state::failed;
+    return pair_state::ok;
+  };
+  std::map<std::uint32_t, double> slowest;  // the latest sweep's rounds
+  std::uint32_t latest_sweep = 0;
+  run.rounds.for_each(
+      [&](std::uint32_t, std::uint32_t, const meeting& x) { latest_sweep = std::max(latest_sweep, x.p.sweep); });
+  for (const auto& [index, list] : run.retests)
+    for (const auto& x : list) latest_sweep = std::max(latest_sweep, x.p.sweep);
+  // The figures of the latest sweep's rounds, which the verdicts' bar is
+  // made of: a re-test ran beside fewer pairs than a round (alone, at the
+  // end), so its figure is judged against the bar but not part of it.
+  bool by_time = kind_of(m.check).judged == judged_by::time;
+  auto final_word = [&](std::uint32_t lo, std::uint32_t hi, std::uint32_t a, std::uint32_t b, const meeting* round,
+                        const std::vector<meeting>* again) {
+    std::uint32_t latest = round ? round->p.sweep : 0;
+    if (again)
+      for (const auto& x : *again) latest = std::max(latest, x.p.sweep);
+    auto state_named = [&](const meeting& x) {
+      auto st = state_of(x);
+      merged_pair p = x.p;
+      p.state = st;
+      if (st == pair_state::failed && x.failed == 0) {
+        // Multicast: a pair passes when each of the two heard the other.
+        auto said = names[(x.passed & 2) != 0 ? (x.p.a_served ? hi : lo) : (x.p.a_served ? lo : hi)];
+        p.error = error(fmt::format("only {} reported the pair; each must have heard the other", said));
+      }
+      return p;
+    };
+    merged_pair out;
+    if (round && round->p.sweep == latest) {
+      out = state_named(*round);
+      if (auto f = out.figure(); f && out.state == pair_state::ok) {
+        m.round_figures.push_back(*f);
+        if (by_time) m.round_hosts.emplace_back(a, b);
+      }
+    }
+    if (again) {
+      const merged_pair* best = nullptr;
+      std::optional<merged_pair> failed;
+      std::vector<merged_pair> named;
+      named.reserve(again->size());
+      std::uint16_t retests = 0;
+      for (const auto& x : *again) {
+        if (x.p.sweep != latest) continue;
+        ++retests;
+        named.push_back(state_named(x));
+      }
+      for (const auto& x : named) {
+        if (x.state == pair_state::ok && (!best || better(m.check, x, *best))) best = &x;
+        if (x.state == pair_state::failed && !failed) failed = x;
+      }
+      if (retests > 0) {
+        std::optional<double> first = out.latency() ? std::optional(out.latency()->p50) : std::nullopt;
+        if (best) out = *best;
+        else if (failed) {
+          out = *failed;
+          out.every_retest_failed = true;
+        }
+        out.retests = retests;
+        out.first_p50_us = first;
+      }
+    }
+    // Every meeting of the latest sweep took its round's time.
+    auto count_round = [&](const meeting& x) {
+      if (x.p.sweep == latest_sweep && x.p.round > 0) slowest[x.p.round] = std::max(slowest[x.p.round], x.p.elapsed_us);
+    };
+    if (round) count_round(*round);
+    if (again)
+      for (const auto& x : *again) count_round(x);
+    return out;
+  };
+  // The pairs in the matrix's order, host a's with each later host b; once
+  // a has them all, its row of rounds goes.
+  auto n = static_cast<std::uint32_t>(order.size());
+  m.pairs.reserve(n < 2 ? 0 : std::size_t{n} * (n - 1) / 2);
+  for (std::uint32_t a = 0; a < n; ++a) {
+    fabric::throw_if_interrupted();
+    for (std::uint32_t b = a + 1; b < n; ++b) {
+      auto lo = std::min(order[a], order[b]), hi = std::max(order[a], order[b]);
+      const meeting* round = run.rounds.seen(lo, hi);
+      auto it = run.retests.empty() ? run.retests.end() : run.retests.find(triangle(lo, hi));
+      const std::vector<meeting>* again = it == run.retests.end() ? nullptr : &it->second;
+      auto& out = m.pairs.emplace_back();
+      if (round || again) {
+        out = final_word(lo, hi, a, b, round, again);
+        if (order[a] > order[b]) out.a_served = !out.a_served;  // it said whether lo listened
+      }
+      out.a = a;
+      out.b = b;
+    }
+    run.rounds.release(order[a]);
+  }
+  // A plan of some pairs (--quick, --pairs): a pair no rank planned and
+  // none met is not the run's to judge.
+  if (run.partial_plan)
+    for (auto& p : m.pairs)
+      if (p.state == pair_state::missing && p.sweep == 0 &&
+          !run.planned.contains(triangle(std::min(order[p.a], order[p.b]), std::max(order[p.a], order[p.b]))))
+        p.state = pair_state::unplanned;
+  m.count_states();
+  m.rounds = static_cast<int>(slowest.size());
+  for (const auto& [r, us] : slowest) m.rounds_slowest_us += us;
+}
+
+void matrix_builder::state::take_run_facts(const run_store& run, const std::vector<std::uint32_t>& order,
+                                           matrix& m) const {
+  m.sweep_us = run.sweep_us;
+  m.sweeps_verdict = run.verdict;
+  m.sweeps_disagree = run.judged_differently;
+  std::vector<std::pair<std::string_view, std::uint32_t>> mtus;
+  for (auto h : order)
+    if (auto it = run.mtus.find(h); it != run.mtus.end()) mtus.emplace_back(names[h], it->second);
+  if (auto note = mtu_note(mtus)) m.notes.push_back(std::move(*note));
+}
+
+void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::size_t joined) const {
+  std::vector<std::string> notes;
+  if (auto skipped = foreign + lines.foreign; skipped > 0)
+    notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", skipped));
+  if (lines.over_long > 0)
+    notes.push_back(fmt::format("{} lines longer than {} MiB were skipped", lines.over_long, max_line_bytes >> 20));
+  if (malformed > 0)
+    notes.push_back(fmt::format("{} pair lines of a wrong shape (a field of the wrong type or value) were skipped",
+                                malformed));
+  if (other_checks > 0)
+    notes.push_back(fmt::format("{} pair lines of other checks than {} were skipped (report --check chooses)",
+                                other_checks, check_name(m.check)));
+  if (m.run.earlier_runs > 0 || m.run.earlier_lines > 0)
+    notes.push_back(fmt::format("the latest run{} is reported: {} lines of {} earlier runs were skipped",
+                                m.run.id ? " (" + *m.run.id + ")" : std::string(), m.run.earlier_lines,
+                                m.run.earlier_runs));
+  if (joined > 0) notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
+  if (auto missing = m.count(pair_state::missing); missing > 0)
+    notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.planned()));
+  if (auto unplanned = m.count(pair_state::unplanned); unplanned > 0)
+    notes.push_back(fmt::format("{} of {} pairs of the hosts were not in the run's plan (--quick, --pairs) and are not "
+                                "judged",
+                                unplanned, m.pairs.size()));
+  // Before the run's own (the MTUs'): what was read, then what it says.
+  m.notes.insert(m.notes.begin(), std::make_move_iterator(notes.begin()), std::make_move_iterator(notes.end()));
+}
+
+matrix matrix_builder::finish(const line_counts& lines) {
+  auto& s = *s_;
+  matrix m;
+  m.check = s.only.value_or(check::ping);
+  auto& run = s.keep_latest_run(m.run);
+  auto joined = s.join_orphans(run, m.run);
+  auto order = s.host_order(run);
+  m.hosts.reserve(order.size());
+  for (auto h : order) m.hosts.push_back(s.names[h]);
+  s.final_words(run, order, m);
+  s.take_run_facts(run, order, m);
+  run = {};  // the records' memory, before the verdicts
+  m.errors = std::move(s.errors);
+  s.add_notes(m, lines, joined);
+  return m;
+}
+
+}  // namespace sweep

@@ -1,0 +1,52 @@
+// The matrix as CSV (RFC 4180): one row per pair, for a spreadsheet or a
+// script. Host names and errors come from the input, so every text field
+// is quoted as the RFC says, a control character is written as \xNN, and
+// a field a spreadsheet would take for a formula is led by a quote.
+#include "fabric-sweep/report/render/render.hpp"
+
+#include "fabric/base/text.hpp"
+#include "fabric/base/wait.hpp"
+
+#include <fmt/format.h>
+
+namespace sweep {
+
+namespace {
+
+std::string field(std::string_view text) {
+  std::string out;
+  if (!text.empty() && (text.front() == '=' || text.front() == '+' || text.front() == '-' || text.front() == '@'))
+    out += '\'';
+  for (char c : fabric::printable(text)) {
+    if (c == '"') out += "\"\"";
+    else out += c;
+  }
+  return out.find_first_of(",\"") == std::string::npos ? out : "\"" + out + "\"";
+}
+
+std::string number(std::optional<double> v, int digits) {
+  return v ? fmt::format("{:.{}f}", *v, digits) : std::string();
+}
+
+}  // namespace
+
+std::string csv_text(const matrix& m) {
+  std::string out = "a,b,state,check,sweep,round,p50_us,p99_us,a_to_b_gbps,b_to_a_gbps,retests,error\r\n";
+  auto check = check_name(m.check);
+  std::size_t row = 0;
+  for (const auto& p : m.pairs) {
+    if ((++row & 0xffff) == 0) fabric::throw_if_interrupted();
+    if (p.state == pair_state::unplanned) continue;
+    const auto* l = p.latency();
+    auto ab = p.a_to_b(), ba = p.b_to_a();
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\r\n", field(m.hosts[p.a]), field(m.hosts[p.b]),
+                       state_name(p.state), check, p.sweep, p.round, number(l ? std::optional(l->p50) : std::nullopt, 3),
+                       number(l ? std::optional(l->p99) : std::nullopt, 3),
+                       number(ab ? std::optional(ab->gbps) : std::nullopt, 3),
+                       number(ba ? std::optional(ba->gbps) : std::nullopt, 3), p.retests,
+                       field(p.state == pair_state::failed ? m.error_of(p) : std::string()));
+  }
+  return out;
+}
+
+}  // namespace sweep

@@ -1,0 +1,397 @@
+// The report as a self-contained HTML page. Up to cells_up_to hosts
+// an SVG heat map with a cell per ordered pair (its value written in it
+// while cells are wide enough); above that an overview of groups of hosts
+// (a switch's, a name prefix's), a block with bad pairs coloured by its
+// worst and any other by its median pair, and the bad pairs in a table
+// with a filter. Passing pairs take the green-to-yellow half of the scale
+// and slow ones red, so that a colour never says worse than the verdict.
+// No network fetches; the one script is inline, and the small page has none.
+#include "fabric-sweep/report/render/render.hpp"
+
+#include "fabric/base/text.hpp"
+#include "fabric/base/wait.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace sweep {
+
+namespace {
+
+/// Text for the page: made printable as every message is, then HTML's own.
+std::string escape(std::string_view text) {
+  std::string out;
+  for (char c : fabric::printable(text)) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+/// Badness from 0 (the fleet's middle or best) to 1 (at the bar or past it).
+double badness(const matrix& m, double figure) {
+  if (measures_bandwidth(m.check)) {
+    auto best = m.bar.best_gbps.value_or(figure);
+    auto bar = m.bar.bar_gbps().value_or(best * m.bar.bw_fraction);
+    if (best <= bar) return figure < bar ? 1.0 : 0.0;
+    return std::clamp((best - figure) / (best - bar), 0.0, 1.0);
+  }
+  auto median = m.bar.fleet.median;
+  if (median <= 0) return 0;
+  return std::clamp((figure / median - 1) / std::max(m.bar.outlier_factor - 1, 0.01), 0.0, 1.0);
+}
+
+/// Green through yellow to red, continuously: 0 to 0.5 for passing
+/// pairs (ok_heat), 1 for slow ones.
+std::string heat(double t) {
+  int r = static_cast<int>(std::lround(t < 0.5 ? 60 + 390 * t : 255));
+  int g = static_cast<int>(std::lround(t < 0.5 ? 180 : 180 - 300 * (t - 0.5)));
+  return fmt::format("rgb({},{},60)", std::clamp(r, 0, 255), std::clamp(g, 0, 255));
+}
+
+/// A passing pair's colour: green at the fleet's middle, yellow at the bar.
+std::string ok_heat(const matrix& m, double figure) { return heat(badness(m, figure) / 2); }
+
+constexpr std::string_view failed_fill = "#222", missing_fill = "#bbb", unplanned_fill = "#eee";
+
+/// A figure as the page writes it.
+std::string figure_text(const matrix& m, double f) {
+  return measures_bandwidth(m.check) ? gbps_text(f) + " Gb/s" : fmt::format("{:.1f} &#xb5;s", f);
+}
+
+/// The figure of the cell in row `row`: a direction of a bw pair, else the pair's.
+std::optional<double> cell_figure(const matrix& m, const merged_pair& p, std::size_t row) {
+  if (!measures_bandwidth(m.check)) return p.figure();
+  auto d = row == p.a ? p.a_to_b() : p.b_to_a();
+  return d ? std::optional(d->gbps) : std::nullopt;
+}
+
+/// Whether figure `f` is what made its pair slow: a bw direction below the
+/// bar (the other direction of a slow pair may be fine), any slow latency.
+bool slow_figure(const matrix& m, const merged_pair& p, std::optional<double> f) {
+  if (p.state != pair_state::slow) return false;
+  if (!measures_bandwidth(m.check) || !f) return true;
+  auto bar = m.bar.bar_gbps();
+  return !bar || *f < *bar;
+}
+
+/// The colour of pair `p` with figure `f` (a bw cell's: its direction's).
+std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double> f) {
+  if (p.state == pair_state::failed) return std::string(failed_fill);
+  if (p.state == pair_state::missing) return std::string(missing_fill);
+  if (p.state == pair_state::unplanned) return std::string(unplanned_fill);
+  if (slow_figure(m, p, f)) return heat(1.0);
+  return f ? ok_heat(m, *f) : heat(0.0);
+}
+
+/// How wide an SVG's column labels, rotated by -60 degrees, reach past the
+/// last column: half the longest label's length at `font` pixels.
+template <class Names>
+int label_overhang(const Names& names, int font) {
+  std::size_t longest = 0;
+  for (const auto& n : names) longest = std::max(longest, fabric::printable(n).size());
+  return static_cast<int>(longest) * font * 3 / 10;
+}
+
+std::string pair_title(const matrix& m, const merged_pair& p) {
+  std::string t = fmt::format("{} &#x2194; {}: {}", escape(m.hosts[p.a]), escape(m.hosts[p.b]), state_name(p.state));
+  if (const auto* l = p.latency()) t += fmt::format(", p50 {:.1f} &#xb5;s, p99 {:.1f} &#xb5;s", l->p50, l->p99);
+  if (auto d = p.a_to_b()) t += fmt::format(", {} to {} {} Gb/s", escape(m.hosts[p.a]), escape(m.hosts[p.b]), gbps_text(d->gbps));
+  if (auto d = p.b_to_a()) t += fmt::format(", {} to {} {} Gb/s", escape(m.hosts[p.b]), escape(m.hosts[p.a]), gbps_text(d->gbps));
+  if (p.state == pair_state::failed) t += ": " + escape(m.error_of(p));
+  if (p.first_p50_us) t += fmt::format(" (re-tested; first p50 {:.1f} &#xb5;s)", *p.first_p50_us);
+  return t;
+}
+
+/// Every ordered pair's cell.
+std::string cells_svg(const matrix& m) {
+  auto n = m.hosts.size();
+  bool values = n <= 32;
+  int cell = values ? 44 : n <= 60 ? 14 : 9;
+  constexpr int label = 140;
+  int font = values ? 11 : 8;
+  int size = label + static_cast<int>(n) * cell + 10;
+  std::string svg = fmt::format(
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="heatmap" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
+      size + label_overhang(m.hosts, font), size, font);
+  for (std::size_t i = 0; i < n; ++i) {
+    auto h = escape(m.hosts[i]);
+    int at = label + static_cast<int>(i) * cell + cell / 2;
+    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{}</text>)x", label - 6, at + 4, h);
+    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, h);
+  }
+  for (std::size_t row = 0; row < n; ++row)
+    for (std::size_t col = 0; col < n; ++col) {
+      if (row == col) continue;
+      const auto& p = m.pair_of(row, col);
+      auto f = cell_figure(m, p, row);
+      // A direction --unidirectional did not write: as the table's ".".
+      bool unmeasured = measures_bandwidth(m.check) && !f && (p.state == pair_state::ok || p.state == pair_state::slow);
+      int x = label + static_cast<int>(col) * cell, y = label + static_cast<int>(row) * cell;
+      svg += fmt::format(R"x(<g><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff"/>)x",
+                         pair_title(m, p), x, y, cell, cell, unmeasured ? std::string(unplanned_fill) : fill_of(m, p, f));
+      std::string mark = p.state == pair_state::failed ? "&#x2715;" : p.state == pair_state::missing ? "?" : "";
+      if (unmeasured) mark = ".";
+      bool slow = slow_figure(m, p, f);
+      if (values && mark.empty() && f)
+        mark = fmt::format("{:.{}f}{}", *f, *f < 100 ? 1 : 0, slow ? "!" : "");
+      else if (mark.empty() && slow)
+        mark = "!";
+      if (!mark.empty())
+        svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="{}" font-size="{}">{}</text>)x", x + cell / 2,
+                           y + cell / 2 + 4, unmeasured ? "#666" : "#fff", values ? 11 : cell - 2, mark);
+      svg += "</g>";
+    }
+  return svg + "</svg>";
+}
+
+/// How bad a pair is, to find a block's worst: the order of states, then
+/// the figure.
+double rank_of(const matrix& m, const merged_pair& p) {
+  switch (p.state) {
+    case pair_state::failed: return 4;
+    case pair_state::missing: return 3;
+    case pair_state::slow: return 2 + (p.figure() ? badness(m, *p.figure()) : 0) * 0.5;
+    case pair_state::unplanned: return -0.5;
+    default: return p.figure() ? badness(m, *p.figure()) : 0;
+  }
+}
+
+/// One block of the overview: the pairs between two groups (or within one).
+struct block {
+  std::size_t pairs = 0, bad = 0;
+  const merged_pair* worst = nullptr;
+  std::optional<double> median;  ///< of its planned pairs' figures
+};
+
+/// `figures` is scratch space, reused from block to block.
+block block_of(const matrix& m, const host_group& gx, const host_group& gy, bool same, std::vector<double>& figures) {
+  block out;
+  double worst_rank = -1;
+  figures.clear();
+  for (auto a : gx.hosts)
+    for (auto b : gy.hosts) {
+      if (a == b || (same && a > b)) continue;
+      const auto& p = m.pair_of(a, b);
+      if (auto r = rank_of(m, p); r > worst_rank) {
+        worst_rank = r;
+        out.worst = &p;
+      }
+      if (p.state == pair_state::unplanned) continue;
+      ++out.pairs;
+      if (is_bad(p.state)) ++out.bad;
+      if (auto f = p.figure()) figures.push_back(*f);
+    }
+  if (!figures.empty()) {
+    auto mid = figures.begin() + static_cast<std::ptrdiff_t>(figures.size() / 2);
+    std::nth_element(figures.begin(), mid, figures.end());
+    out.median = *mid;
+  }
+  return out;
+}
+
+/// A block with bad pairs takes its worst pair's colour; any other its
+/// median pair's: among a thousand passing pairs the worst is always near
+/// the bar, which would colour a healthy fleet as nearly failing.
+std::string overview_svg(const matrix& m, const std::vector<host_group>& groups) {
+  auto g = groups.size();
+  int cell = g <= 16 ? 40 : g <= 40 ? 20 : 12;
+  constexpr int label = 160, font = 11;
+  int size = label + static_cast<int>(g) * cell + 10;
+  std::vector<std::string> names;
+  for (const auto& group : groups) names.push_back(group.name);
+  std::string svg = fmt::format(
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="overview" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
+      size + label_overhang(names, font), size, font);
+  for (std::size_t i = 0; i < g; ++i) {
+    auto name = escape(groups[i].name);
+    int at = label + static_cast<int>(i) * cell + cell / 2;
+    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{} ({})</text>)x", label - 6, at + 4, name, groups[i].hosts.size());
+    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, name);
+  }
+  std::vector<double> figures;
+  for (std::size_t x = 0; x < g; ++x) {
+    fabric::throw_if_interrupted();
+    for (std::size_t y = x; y < g; ++y) {
+      auto b = block_of(m, groups[x], groups[y], x == y, figures);
+      if (!b.worst) continue;
+      auto title = fmt::format("{} &#xd7; {}: {} pairs, {} bad", escape(groups[x].name), escape(groups[y].name), b.pairs, b.bad);
+      if (b.median) title += fmt::format("; median {}", figure_text(m, *b.median));
+      title += "; worst: " + pair_title(m, *b.worst);
+      auto fill = b.bad > 0 || b.pairs == 0 ? fill_of(m, *b.worst, b.worst->figure())
+                                            : b.median ? ok_heat(m, *b.median) : heat(0.0);
+      for (auto [col, row] : {std::pair{x, y}, std::pair{y, x}}) {
+        int px = label + static_cast<int>(col) * cell, py = label + static_cast<int>(row) * cell;
+        svg += fmt::format(R"x(<g><title>{}</title><rect x="{}" y="{}" width="{}" height="{}" fill="{}" stroke="#fff"/>)x", title,
+                           px, py, cell, cell, fill);
+        if (b.bad > 0 && cell >= 20)
+          svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="#fff">{}</text>)x", px + cell / 2, py + cell / 2 + 4,
+                             b.bad);
+        svg += "</g>";
+        if (x == y) break;
+      }
+    }
+  }
+  return svg + "</svg>";
+}
+
+/// The rows of the bad pairs' table, at most `most`.
+std::string bad_rows(const matrix& m, std::size_t most, std::size_t& shown) {
+  std::string rows;
+  shown = 0;
+  for (const auto& p : m.pairs) {
+    if (!is_bad(p.state)) continue;
+    if (shown == most) break;
+    ++shown;
+    auto f = p.figure();
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(m.hosts[p.a]),
+                        escape(m.hosts[p.b]), state_name(p.state), f ? figure_text(m, *f) : std::string(),
+                        escape(p.state == pair_state::failed ? m.error_of(p) : std::string()));
+  }
+  return rows;
+}
+
+constexpr std::string_view filter_script = R"x(<script>
+(function () {
+  var box = document.getElementById("filter"), rows = document.querySelectorAll("#bad tbody tr");
+  var count = document.getElementById("shown");
+  box.addEventListener("input", function () {
+    var words = box.value.toLowerCase().split(/\s+/).filter(function (w) { return w.length > 0; }), n = 0;
+    for (var i = 0; i < rows.length; ++i) {
+      var text = rows[i].textContent.toLowerCase(), hit = true;
+      for (var k = 0; k < words.length; ++k) if (text.indexOf(words[k]) < 0) { hit = false; break; }
+      rows[i].style.display = hit ? "" : "none";
+      if (hit) ++n;
+    }
+    count.textContent = n;
+  });
+})();
+</script>)x";
+
+}  // namespace
+
+std::vector<host_group> groups_of_names(const std::vector<std::string>& hosts) {
+  std::vector<host_group> out;
+  for (std::uint32_t i = 0; i < hosts.size(); ++i) {
+    std::string_view h = hosts[i];
+    auto end = h.find_last_not_of("0123456789");
+    auto prefix = std::string(h.substr(0, end == std::string_view::npos ? 0 : end + 1));
+    auto it = std::find_if(out.begin(), out.end(), [&](const host_group& g) { return g.name == prefix; });
+    if (it == out.end()) {
+      if (out.size() == 64) break;
+      out.push_back({prefix, {}});
+      it = out.end() - 1;
+    }
+    it->hosts.push_back(i);
+  }
+  std::size_t grouped = 0;
+  for (const auto& g : out) grouped += g.hosts.size();
+  if (out.size() >= 2 && grouped == hosts.size()) return out;
+  // One prefix, or too many: blocks of consecutive hosts, at most 32.
+  out.clear();
+  std::size_t block = std::max<std::size_t>(1, (hosts.size() + 31) / 32);
+  for (std::size_t at = 0; at < hosts.size(); at += block) {
+    auto end = std::min(hosts.size(), at + block);
+    host_group g{end - at == 1 ? hosts[at] : hosts[at] + " .. " + hosts[end - 1], {}};
+    for (auto i = at; i < end; ++i) g.hosts.push_back(static_cast<std::uint32_t>(i));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::string html_page(const matrix& m, const page_context& ctx) {
+  auto n = m.hosts.size();
+  bool overview = n > cells_up_to;
+  std::string body;
+  std::string scale_words;
+  if (measures_bandwidth(m.check)) {
+    auto bar = m.bar.bar_gbps();
+    scale_words = fmt::format("<span>{}</span><span class=\"scale\"></span><span>{}</span><span class=\"box\" style=\"background:{}\"></span>below the bar (slow)",
+                              m.bar.best_gbps ? figure_text(m, *m.bar.best_gbps) + " (p90)" : std::string("best"),
+                              bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"), heat(1.0));
+  } else {
+    scale_words = fmt::format("<span>{} (median)</span><span class=\"scale\"></span><span>{:g}&#xd7;</span><span class=\"box\" style=\"background:{}\"></span>slow",
+                              figure_text(m, m.bar.fleet.median), m.bar.outlier_factor, heat(1.0));
+  }
+  std::string legend = fmt::format(
+      R"x(<p class="legend">{}<span class="box" style="background:{}"></span>failed<span class="box" style="background:{}"></span>not reported{}</p>)x",
+      scale_words, failed_fill, missing_fill,
+      m.count(pair_state::unplanned) > 0
+          ? fmt::format(R"x(<span class="box" style="background:{}"></span>not in the plan)x", unplanned_fill)
+          : std::string());
+  std::size_t shown = 0;
+  if (!overview) {
+    body = cells_svg(m);
+  } else {
+    auto groups = ctx.groups.empty() ? groups_of_names(m.hosts) : ctx.groups;
+    body = fmt::format("<h2>Overview: {} groups of hosts</h2>\n<p>A block with bad pairs has its worst pair's colour and their "
+                       "number; any other, its median pair's.</p>\n{}",
+                       groups.size(), overview_svg(m, groups));
+  }
+  auto bad = m.count(pair_state::slow) + m.count(pair_state::failed) + m.count(pair_state::missing);
+  constexpr std::size_t most_rows = 20000;
+  std::string table;
+  if (overview || bad > 0) {
+    auto rows = bad_rows(m, most_rows, shown);
+    // The filter is for the big page: the small one stays without a script.
+    auto filter = overview ? fmt::format(R"x(<label>Filter: <input id="filter" type="search" placeholder="host, state or error"></label> <span id="shown">{}</span> shown)x", shown)
+                           : std::string();
+    table = fmt::format(
+        R"x(<h2>Bad pairs: {}</h2>
+<p>{}{}</p>
+<table id="bad"><thead><tr><th>a</th><th>b</th><th>state</th><th>figure</th><th>error</th></tr></thead><tbody>
+{}</tbody></table>
+)x",
+        bad, shown < bad ? fmt::format("The first {} of them (report --csv writes every pair). ", shown) : std::string(), filter,
+        rows);
+  }
+  // Where to look first, above the map: the worst hosts, a line or a few.
+  std::string worst;
+  for (std::size_t i = 0; i < m.worst.size() && i < 200; ++i)
+    worst += fmt::format("{}{} ({} bad pair{})", i == 0 ? "" : ", ", escape(m.worst[i].first), m.worst[i].second,
+                         m.worst[i].second == 1 ? "" : "s");
+  if (m.worst.size() > 200) worst += fmt::format(" and {} more", m.worst.size() - 200);
+  std::string notes;
+  for (const auto& note : m.notes) notes += fmt::format("<li>{}</li>", escape(note));
+  std::string when;
+  if (m.run.id) when += fmt::format("run {}", escape(*m.run.id));
+  if (m.run.started) {
+    auto t = static_cast<std::time_t>(*m.run.started);
+    when += fmt::format("{}started {:%Y-%m-%d %H:%M:%S} UTC", when.empty() ? "" : ", ", fmt::gmtime(t));
+  }
+  if (!ctx.generated.empty()) when += fmt::format("{}reported {}", when.empty() ? "" : "; ", escape(ctx.generated));
+  std::string figures = measures_bandwidth(m.check)
+                            ? fmt::format("Bar {}.", m.bar.bar_gbps() ? figure_text(m, *m.bar.bar_gbps()) : std::string("none"))
+                            : fmt::format("Median p50 {} {:.1f} &#xb5;s (MAD {:.1f} &#xb5;s).", check_measure(m.check),
+                                          m.bar.fleet.median, m.bar.fleet.mad);
+  return fmt::format(R"x(<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {} hosts</title>
+<style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>
+</head><body>
+<h1>fabric-sweep: {} hosts, {} pairs, check {}</h1>
+<p id="when">{}</p>
+<p id="options">Options: <code>{}</code></p>
+<p>{} ok, {} slow, {} failed, {} not reported. {}</p>
+<p id="worst">Worst hosts: {}.</p>
+{}
+{}
+{}
+<h2>Notes</h2><ul>{}</ul>
+{}</body></html>
+)x",
+                     n, n, m.planned(), check_name(m.check), when.empty() ? "time of the run unknown" : when,
+                     escape(ctx.options), m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
+                     m.count(pair_state::missing), figures, worst.empty() ? "none" : worst, legend, body, table,
+                     notes.empty() ? "<li>none</li>" : notes, overview ? filter_script : std::string_view());
+}
+
+}  // namespace sweep

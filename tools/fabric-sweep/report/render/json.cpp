@@ -1,0 +1,100 @@
+// The report's JSON document: its options as it judged, every pair as a
+// result (written one at a time), and the summary.
+#include "fabric-sweep/report/render/render.hpp"
+
+#include "fabric/cli/json_values.hpp"
+
+#include <fmt/format.h>
+
+namespace sweep {
+
+using nlohmann::json;
+
+namespace {
+
+json direction_json(const std::optional<direction_figures>& d) {
+  if (!d) return nullptr;
+  return {{"bytes", d->bytes}, {"elapsed_us", d->seconds * 1e6}, {"gbps", d->gbps}};
+}
+
+std::string error_word(const matrix& m, const merged_pair& p) {
+  switch (p.state) {
+    case pair_state::failed: return m.error_of(p);
+    case pair_state::slow: return measures_bandwidth(m.check) ? "slower than the bar" : "slower than the fleet";
+    case pair_state::missing: return "not reported";
+    default: return {};
+  }
+}
+
+}  // namespace
+
+json report_options_json(const options& opt, const matrix& m) {
+  auto j = options_json(opt);
+  j["outlier_factor"] = m.verdict.outlier_factor;
+  j["bw_fraction"] = m.verdict.bw_fraction;
+  j["expect_gbps"] = fabric::value_or_null(m.verdict.expect_gbps);
+  return j;
+}
+
+void each_result(const matrix& m, const fabric::result_sink& sink) {
+  bool bw = measures_bandwidth(m.check);
+  std::size_t index = 0;
+  for (const auto& p : m.pairs) {
+    if (p.state == pair_state::unplanned) continue;
+    json bandwidth = nullptr;
+    if (bw && std::holds_alternative<bandwidth_figures>(p.figures))
+      bandwidth = {{"a_to_b", direction_json(p.a_to_b())}, {"b_to_a", direction_json(p.b_to_a())},
+                   {"gbps", fabric::value_or_null(p.figure())}};
+    sink({{"kind", "pair"},
+          {"index", index++},
+          {"ok", p.state == pair_state::ok},
+          {"error", p.state == pair_state::ok ? json(nullptr) : json(error_word(m, p))},
+          {"a", m.hosts[p.a]},
+          {"b", m.hosts[p.b]},
+          {"state", state_name(p.state)},
+          {"round", p.sweep == 0 ? json(nullptr) : json(p.round)},
+          {"latency", p.latency() ? json(*p.latency()) : json(nullptr)},
+          {"bandwidth", std::move(bandwidth)},
+          {"sweep", p.sweep == 0 ? json(nullptr) : json(p.sweep)},
+          {"retests", p.retests},
+          {"first_p50_us", fabric::value_or_null(p.first_p50_us)}});
+  }
+}
+
+void to_json(json& j, const options& opt, const matrix& m) {
+  j["role"] = "report";
+  j["options"] = report_options_json(opt, m);
+  bool bw = measures_bandwidth(m.check);
+  // The results are each_result's, written as the document is.
+  json worst = json::array();
+  for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
+  bool fleet_measured = m.latency_measured();
+  json bar = nullptr;
+  if (bw)
+    bar = {{"p90_gbps", fabric::value_or_null(m.bar.best_gbps)},
+           {"spread_gbps", fabric::value_or_null(m.bar.spread_gbps)},
+           {"fraction", m.bar.bw_fraction},
+           {"expect_gbps", fabric::value_or_null(m.bar.expect_gbps)},
+           {"bar_gbps", fabric::value_or_null(m.bar.bar_gbps())}};
+  j["summary"] = {{"check", check_name(m.check)},
+                  {"hosts", m.hosts},
+                  {"pairs", m.planned()},
+                  {"passed", m.count(pair_state::ok)},
+                  {"slow", m.count(pair_state::slow)},
+                  {"failed", m.count(pair_state::failed)},
+                  {"missing", m.count(pair_state::missing)},
+                  {"median_p50_us", fleet_measured ? json(m.bar.fleet.median) : json(nullptr)},
+                  {"mad_us", fleet_measured ? json(m.bar.fleet.mad) : json(nullptr)},
+                  {"bandwidth_bar", std::move(bar)},
+                  {"worst_hosts", std::move(worst)},
+                  {"rounds", m.rounds},
+                  {"sweep_us", fabric::value_or_null(m.sweep_us)},
+                  {"rounds_slowest_us", m.rounds_slowest_us},
+                  {"run", fabric::value_or_null(m.run.id)},
+                  {"run_started", fabric::value_or_null(m.run.started)},
+                  {"earlier_runs", m.run.earlier_runs},
+                  {"earlier_run_lines", m.run.earlier_lines},
+                  {"notes", m.notes}};
+}
+
+}  // namespace sweep

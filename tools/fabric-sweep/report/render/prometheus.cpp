@@ -1,0 +1,105 @@
+// The report as node_exporter's textfile-collector gauges: a cluster
+// already scraped by Prometheus graphs the sweep with no new service.
+// Times in seconds and bandwidth in bytes per second, as Prometheus' base
+// units want. By default a few series a host and one per bad pair, so that
+// a thousand hosts do not make a million series; every pair on request.
+#include "fabric-sweep/report/render/render.hpp"
+
+#include "fabric/cli/prometheus.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sweep {
+
+namespace {
+
+using fabric::cli::exposition;
+
+constexpr double us_per_s = 1e6;
+constexpr double bytes_per_gbit = 1e9 / 8;
+
+}  // namespace
+
+std::string prometheus_text(const matrix& m, bool every_pair) {
+  exposition out;
+  out.family("fabric_sweep_hosts", "Hosts in the sweep's matrix");
+  out.sample("fabric_sweep_hosts", {}, static_cast<double>(m.hosts.size()));
+  out.family("fabric_sweep_pairs", "Pairs of the matrix by state: ok, slow, failed, missing");
+  for (auto state : {pair_state::ok, pair_state::slow, pair_state::failed, pair_state::missing})
+    out.sample("fabric_sweep_pairs", {{"state", state_name(state)}}, static_cast<double>(m.count(state)));
+  // The check is a label, so that sweeps of every check share the families.
+  std::string check(check_name(m.check));
+  auto n = m.hosts.size();
+  if (measures_bandwidth(m.check)) {
+    if (auto bar = m.bar.bar_gbps()) {
+      out.family("fabric_sweep_bar_bytes_per_second", "The bandwidth below which a pair is slow");
+      out.sample("fabric_sweep_bar_bytes_per_second", {{"check", check}}, *bar * bytes_per_gbit);
+    }
+    // Each host's lowest bandwidth to a peer and from one: a bad link or
+    // a bad host shows without a series per pair.
+    std::vector<std::optional<double>> lowest_out(n), lowest_in(n);
+    auto lower = [](std::optional<double>& at, double v) { at = std::min(at.value_or(v), v); };
+    for (const auto& p : m.pairs) {
+      if (auto d = p.a_to_b()) lower(lowest_out[p.a], d->gbps), lower(lowest_in[p.b], d->gbps);
+      if (auto d = p.b_to_a()) lower(lowest_out[p.b], d->gbps), lower(lowest_in[p.a], d->gbps);
+    }
+    out.family("fabric_sweep_host_min_out_bytes_per_second", "A host's lowest bandwidth to a peer");
+    for (std::size_t i = 0; i < n; ++i)
+      if (lowest_out[i])
+        out.sample("fabric_sweep_host_min_out_bytes_per_second", {{"check", check}, {"host", m.hosts[i]}},
+                   *lowest_out[i] * bytes_per_gbit);
+    out.family("fabric_sweep_host_min_in_bytes_per_second", "A host's lowest bandwidth from a peer");
+    for (std::size_t i = 0; i < n; ++i)
+      if (lowest_in[i])
+        out.sample("fabric_sweep_host_min_in_bytes_per_second", {{"check", check}, {"host", m.hosts[i]}},
+                   *lowest_in[i] * bytes_per_gbit);
+    if (every_pair) {
+      out.family("fabric_sweep_pair_bandwidth_bytes_per_second", "A pair's bandwidth in one direction (from, to)");
+      for (const auto& p : m.pairs) {
+        if (auto d = p.a_to_b())
+          out.sample("fabric_sweep_pair_bandwidth_bytes_per_second",
+                     {{"check", check}, {"from", m.hosts[p.a]}, {"to", m.hosts[p.b]}}, d->gbps * bytes_per_gbit);
+        if (auto d = p.b_to_a())
+          out.sample("fabric_sweep_pair_bandwidth_bytes_per_second",
+                     {{"check", check}, {"from", m.hosts[p.b]}, {"to", m.hosts[p.a]}}, d->gbps * bytes_per_gbit);
+      }
+    }
+  } else {
+    out.family("fabric_sweep_median_p50_seconds",
+               "The fleet's median of the pairs' median times (round trip, or connection setup: the check label)");
+    out.sample("fabric_sweep_median_p50_seconds", {{"check", check}}, m.bar.fleet.median / us_per_s);
+    // Each host's slowest pair: a slow host shows without a series per pair.
+    std::vector<std::optional<double>> slowest(n);
+    for (const auto& p : m.pairs)
+      if (const auto* l = p.latency())
+        for (auto h : {p.a, p.b}) slowest[h] = std::max(slowest[h].value_or(l->p50), l->p50);
+    out.family("fabric_sweep_host_max_p50_seconds", "A host's slowest pair: the highest median time of its pairs");
+    for (std::size_t i = 0; i < n; ++i)
+      if (slowest[i])
+        out.sample("fabric_sweep_host_max_p50_seconds", {{"check", check}, {"host", m.hosts[i]}}, *slowest[i] / us_per_s);
+    if (every_pair) {
+      out.family("fabric_sweep_pair_p50_seconds", "A pair's median time (round trip, or connection setup: the check label)");
+      for (const auto& p : m.pairs)
+        if (const auto* l = p.latency())
+          out.sample("fabric_sweep_pair_p50_seconds", {{"check", check}, {"a", m.hosts[p.a]}, {"b", m.hosts[p.b]}},
+                     l->p50 / us_per_s);
+      out.family("fabric_sweep_pair_p99_seconds", "A pair's 99th percentile time (round trip, or connection setup)");
+      for (const auto& p : m.pairs)
+        if (const auto* l = p.latency())
+          out.sample("fabric_sweep_pair_p99_seconds", {{"check", check}, {"a", m.hosts[p.a]}, {"b", m.hosts[p.b]}},
+                     l->p99 / us_per_s);
+    }
+  }
+  out.family("fabric_sweep_pair_bad", "1 for a pair that is slow, failed or missing (passing pairs are not listed)");
+  for (const auto& p : m.pairs)
+    if (is_bad(p.state))
+      out.sample("fabric_sweep_pair_bad", {{"a", m.hosts[p.a]}, {"b", m.hosts[p.b]}, {"state", state_name(p.state)}}, 1);
+  auto bad = m.bad_pairs_by_host();
+  out.family("fabric_sweep_host_bad_pairs", "Bad pairs a host is in: the likely culprit has the most");
+  for (std::size_t i = 0; i < n; ++i) out.sample("fabric_sweep_host_bad_pairs", {{"host", m.hosts[i]}}, bad[i]);
+  return out.take();
+}
+
+}  // namespace sweep

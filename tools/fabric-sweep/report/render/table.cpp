@@ -1,0 +1,162 @@
+// The human table: a row per host, a cell per ordered pair, each found in
+// O(1), and the lines that name the failed, re-tested and worst. Above
+// cells_up_to hosts no terminal shows the table: the lines alone, the
+// pairs' lines capped (--csv, -j and the page have every pair). A worst
+// host's failed pairs of one error are one line.
+#include "fabric-sweep/report/render/render.hpp"
+
+#include "fabric/cli/console.hpp"
+#include "fabric/base/wait.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace sweep {
+
+namespace {
+
+std::string latency_cell(const merged_pair& p) {
+  if (p.state == pair_state::unplanned) return ".";
+  if (p.state == pair_state::failed) return "FAIL";
+  if (p.state == pair_state::missing) return "?";
+  std::string v = p.latency() ? fmt::format("{:.1f}", p.latency()->p50) : "ok";
+  return p.state == pair_state::slow ? v + "!" : v;
+}
+
+/// bw: the row host's bandwidth to the column host.
+std::string bandwidth_cell(const matrix& m, const merged_pair& p, std::size_t row) {
+  if (p.state == pair_state::unplanned) return ".";
+  if (p.state == pair_state::failed) return "FAIL";
+  if (p.state == pair_state::missing) return "?";
+  auto d = row == p.a ? p.a_to_b() : p.b_to_a();
+  if (!d) return ".";
+  auto bar = m.bar.bar_gbps();
+  return gbps_text(d->gbps) + (bar && d->gbps < *bar ? "!" : "");
+}
+
+/// The legend, a row per host and a cell per ordered pair.
+std::string cells_text(const matrix& m) {
+  std::string s;
+  std::size_t w = 6;
+  for (const auto& h : m.hosts) w = std::max(w, fabric::printable(h).size());
+  bool bw = measures_bandwidth(m.check);
+  if (kind_of(m.check).judged == judged_by::delivery)
+    s += fmt::format("{}: ok when each of a pair heard all of the other's datagrams; FAIL failed, ? not reported\n",
+                     check_name(m.check));
+  else if (bw)
+    s += "Gb/s of RDMA WRITE bandwidth from the row's host to the column's; ! below the bar, . not measured, FAIL failed, "
+         "? not reported\n";
+  else
+    s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported{}\n", check_measure(m.check),
+                     m.count(pair_state::unplanned) > 0 ? ", . not in the plan" : "");
+  s += fmt::format("{:<{}}", "", w);
+  for (const auto& h : m.hosts) s += fmt::format(" {:>{}}", fabric::printable(h), w);
+  s += "\n";
+  for (std::size_t i = 0; i < m.hosts.size(); ++i) {
+    if ((i & 0x3f) == 0) fabric::throw_if_interrupted();
+    s += fmt::format("{:<{}}", fabric::printable(m.hosts[i]), w);
+    for (std::size_t k = 0; k < m.hosts.size(); ++k) {
+      std::string cell = "-";
+      if (i != k) {
+        const auto& p = m.pair_of(i, k);
+        cell = bw ? bandwidth_cell(m, p, i) : latency_cell(p);
+      }
+      s += fmt::format(" {:>{}}", cell, w);
+    }
+    s += "\n";
+  }
+  return s;
+}
+
+/// The failed pairs' lines. A worst host's failed pairs that share an
+/// error, fold_from or more, are one line ("h7 <-> 999 hosts: ..."): a dead
+/// host among a thousand is one line, not 999. Then every other failed
+/// pair, a line each; pair_lines_up_to lines in all, the rest counted.
+std::string failed_lines(const matrix& m) {
+  constexpr std::size_t fold_from = 4;
+  std::string s;
+  std::size_t lines = 0, untold = 0;
+  std::vector<bool> told(m.pairs.size(), false);
+  for (const auto& worst : m.worst) {
+    const auto& name = worst.first;
+    auto i = static_cast<std::size_t>(std::find(m.hosts.begin(), m.hosts.end(), name) - m.hosts.begin());
+    std::map<std::string, std::vector<std::size_t>> by_error;  // error -> pair indices
+    for (std::size_t k = 0; k < m.hosts.size(); ++k) {
+      if (k == i) continue;
+      auto at = m.index_of(i, k);
+      const auto& p = m.pairs[at];
+      if (p.state == pair_state::failed && !told[at]) by_error[m.error_of(p)].push_back(at);
+    }
+    for (const auto& [error, pairs] : by_error) {
+      if (pairs.size() < fold_from) continue;
+      for (auto at : pairs) told[at] = true;
+      if (lines++ < pair_lines_up_to)
+        s += fmt::format("failed: {} <-> {} hosts: {}\n", fabric::printable(name), pairs.size(),
+                         fabric::printable(error));
+      else
+        untold += pairs.size();
+    }
+  }
+  for (std::size_t at = 0; at < m.pairs.size(); ++at) {
+    const auto& p = m.pairs[at];
+    if (p.state != pair_state::failed || told[at]) continue;
+    if (lines++ < pair_lines_up_to)
+      s += fmt::format("failed: {} <-> {}: {}\n", fabric::printable(m.hosts[p.a]), fabric::printable(m.hosts[p.b]),
+                       fabric::printable(m.error_of(p)));
+    else
+      ++untold;
+  }
+  if (untold > 0) s += fmt::format("failed: {} more pairs (--csv, -j)\n", untold);
+  return s;
+}
+
+}  // namespace
+
+std::string format_matrix(const matrix& m) {
+  bool bw = measures_bandwidth(m.check);
+  std::string s = m.hosts.size() <= cells_up_to
+                      ? cells_text(m)
+                      : fmt::format("{} hosts, check {}: no table above {} hosts (--html draws an overview, --csv "
+                                    "writes every pair)\n",
+                                    m.hosts.size(), check_name(m.check), cells_up_to);
+  s += fmt::format("pairs: {} ok, {} slow, {} failed, {} missing", m.count(pair_state::ok), m.count(pair_state::slow),
+                   m.count(pair_state::failed), m.count(pair_state::missing));
+  if (bw || m.latency_measured()) s += "; ";
+  if (bw) {
+    auto bar = m.bar.bar_gbps();
+    s += bar ? fmt::format("bar {} Gb/s", gbps_text(*bar)) : std::string("no bar (fewer than 3 pairs measured)");
+    if (m.bar.best_gbps) s += fmt::format(" ({} of the fleet's p90 {} Gb/s", m.bar.bw_fraction, gbps_text(*m.bar.best_gbps));
+    if (m.bar.lowered_by_spread())
+      s += fmt::format(", lowered a third at most to its spread: median less 3 MADs {} Gb/s", gbps_text(*m.bar.spread_gbps));
+    if (m.bar.expect_gbps)
+      s += fmt::format("{}expected {} Gb/s", m.bar.best_gbps ? "; " : " (", gbps_text(*m.bar.expect_gbps));
+    if (m.bar.best_gbps || m.bar.expect_gbps) s += ")";
+    s += "\n";
+  } else if (m.latency_measured()) {
+    s += fmt::format("median p50 {:.1f} us, MAD {:.1f} us\n", m.bar.fleet.median, m.bar.fleet.mad);
+  } else {
+    s += "\n";  // multicast, or no pair measured: no figures to sum up
+  }
+  s += failed_lines(m);
+  std::size_t named = 0;
+  for (const auto& p : m.pairs)
+    if (p.retests > 0 && p.first_p50_us && named++ < pair_lines_up_to)
+      s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable(m.hosts[p.a]),
+                       fabric::printable(m.hosts[p.b]), *p.first_p50_us,
+                       p.latency() ? fmt::format("{:.1f} us", p.latency()->p50) : std::string("no time"),
+                       p.state == pair_state::ok     ? std::string_view("passed")
+                       : p.state == pair_state::slow ? std::string_view("still slow")
+                                                     : state_name(p.state));
+  if (named > pair_lines_up_to) s += fmt::format("re-tested: {} more pairs (--csv, -j)\n", named - pair_lines_up_to);
+  if (!m.worst.empty()) {
+    s += "worst hosts:";
+    for (const auto& [h, k] : m.worst) s += fmt::format(" {} ({})", fabric::printable(h), k);
+    s += "\n";
+  }
+  for (const auto& n : m.notes) s += fmt::format("note: {}\n", n);
+  return s;
+}
+
+}  // namespace sweep
