@@ -328,6 +328,19 @@ for r, a, b in rows:
 assert all(len(v) == len(set(v)) for v in busy.values()), busy
 PY
 check "fabric-sweep report --prometheus: a name of 250 bytes is written" test -s "$WORK/page/$(printf 'p%.0s' $(seq 245)).prom"
+# report new.jsonl old-docs.jsonl: the old run's documents, saved with -j
+# (indented, no time), take no time from the new run's lines, which stay
+# the latest run.
+"$LINES" 6 --run r2 --labels none --time 2e9 -o "$WORK/new.jsonl"
+"$LINES" 6 --run r1 --labels none --time 1.9e9 --dead node0003 | /usr/bin/python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if "event" not in d:
+        print(json.dumps(d, indent=2))' >"$WORK/old-docs.jsonl"
+run fabric-sweep report -j "$WORK/new.jsonl" "$WORK/old-docs.jsonl"
+check "fabric-sweep report new.jsonl old-docs.jsonl: the new run is the latest, all passed (exit 0)" \
+  doc 'd["summary"]["run"] == "r2" and d["summary"]["earlier_runs"] == 1 and d["summary"]["failed"] == 0 and d["exit_code"] == 0'
 # The meeting before the first round, on loopback: rank 0 holds every
 # rank's connection until it answers them all, more than a soft limit of
 # 48 open files allows; it raises the limit (within the hard one) and hears

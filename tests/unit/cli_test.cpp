@@ -134,6 +134,14 @@ TEST(text, a_long_message_keeps_its_head_and_tail_within_its_bound) {
   EXPECT_NE(cut.find(fmt::format(" [{} bytes left out] ", left_out)), std::string::npos) << cut;
 }
 
+TEST(text, a_count_of_one_is_singular_any_other_plural) {
+  EXPECT_EQ(fabric::counted(1, "line"), "1 line");
+  EXPECT_EQ(fabric::counted(0, "line"), "0 lines");
+  EXPECT_EQ(fabric::counted(28, "pair line"), "28 pair lines");
+  EXPECT_EQ(fabric::counted(2, "run has", "runs have"), "2 runs have");
+  EXPECT_EQ(fabric::counted(1, "run has", "runs have"), "1 run has");
+}
+
 TEST(text, a_whole_number_is_decimal_digits_alone_within_its_type) {
   EXPECT_EQ(fabric::whole_number<int>("0"), 0);
   EXPECT_EQ(fabric::whole_number<long>("0018515"), 18515);

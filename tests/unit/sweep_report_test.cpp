@@ -162,12 +162,78 @@ TEST(sweep_report_runs, the_latest_run_is_kept_and_an_old_failure_does_not_stick
   EXPECT_EQ(*m.run.id, "r2");
   EXPECT_EQ(m.run.earlier_runs, 1u);
   EXPECT_EQ(m.run.earlier_lines, 4u);
-  EXPECT_TRUE(has_note(m, "the latest run (r2) is reported: 4 lines of 1 earlier runs were skipped"))
+  EXPECT_TRUE(has_note(m, "the latest run (r2) is reported: 4 lines of 1 earlier run were skipped"))
       << ::testing::PrintToString(m.notes);
   // Lines of a version without runs: one unnamed run, as before.
   auto old = sweep::merge({line("a", "b", true, 10)}, defaults);
   EXPECT_FALSE(old.run.id);
   EXPECT_EQ(old.run.earlier_runs, 0u);
+}
+
+/// A pair line of run `run` at unix time `t`.
+std::string timed(const std::string& text, const char* run, double t) {
+  auto j = nlohmann::json::parse(text);
+  j["time"] = t;
+  j["result"]["run"] = run;
+  return j.dump();
+}
+
+/// A rank's document of run `run`, without a time (printed with -j), its
+/// results these pair lines' pairs.
+std::string document(const char* run, const std::vector<std::string>& pairs) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& p : pairs) results.push_back(nlohmann::json::parse(p)["result"]);
+  return nlohmann::json{{"tool", "fabric-sweep"}, {"role", "rank"},     {"ok", true},
+                        {"error", nullptr},       {"results", results}, {"summary", {{"run", run}}}}
+      .dump();
+}
+
+std::string started_at(const char* run, double t) {
+  return nlohmann::json{{"tool", "fabric-sweep"},
+                        {"event", "started"},
+                        {"time", t},
+                        {"started", {{"run", run}, {"host", "a"}, {"hosts", {"a", "b", "c"}}}}}
+      .dump();
+}
+
+TEST(sweep_report_runs, a_document_without_a_time_borrows_none_from_another_input_or_run) {
+  // report new.jsonl old-docs.jsonl: the new run's lines, then the old
+  // run's documents saved with -j (no time). They once took the new run's
+  // start, and the old run was reported as the latest.
+  std::vector<std::string> fresh{started_at("r2", 2000), timed(line("a", "b", true, 10), "r2", 2001),
+                                 timed(line("a", "c", true, 10), "r2", 2001), timed(line("b", "c", true, 10), "r2", 2002)};
+  std::vector<std::string> old{document("r1", {line("a", "b", false, 0), line("a", "c", true, 10)}),
+                               document("r1", {line("b", "c", false, 0)})};
+  auto m = sweep::merge_inputs({fresh, old}, defaults);
+  ASSERT_TRUE(m.run.id);
+  EXPECT_EQ(*m.run.id, "r2");
+  EXPECT_EQ(m.run.started, 2000);
+  EXPECT_EQ(m.run.earlier_runs, 1u);
+  EXPECT_EQ(m.count(pair_state::ok), 3u);
+  // One input, one label, the two runs' lines interleaved: the new run's
+  // document is as old as its own last event, not the old run's.
+  auto interleaved = sweep::merge({"0: " + started_at("r2", 200), "0: " + timed(line("a", "b", true, 10), "r1", 100),
+                                   "0: " + document("r2", {line("a", "b", false, 0)})},
+                                  defaults);
+  ASSERT_TRUE(interleaved.run.id);
+  EXPECT_EQ(*interleaved.run.id, "r2");
+  EXPECT_EQ(pair_of(interleaved, "a", "b").state, pair_state::failed);
+}
+
+TEST(sweep_report_runs, a_later_run_without_pair_lines_yet_is_not_an_earlier_one) {
+  // r2 has started (its started events came) and no pair has ended yet:
+  // r1's pairs are reported, and r2 is named for what it is.
+  auto m = sweep::merge({timed(line("a", "b", true, 10), "r1", 100), timed(line("a", "c", true, 10), "r1", 100),
+                         timed(line("b", "c", true, 10), "r1", 101), started_at("r2", 200), started_at("r2", 200)},
+                        defaults);
+  ASSERT_TRUE(m.run.id);
+  EXPECT_EQ(*m.run.id, "r1");
+  EXPECT_EQ(m.run.earlier_runs, 0u);
+  EXPECT_EQ(m.run.later_runs, 1u);
+  EXPECT_FALSE(has_note(m, "earlier")) << ::testing::PrintToString(m.notes);
+  EXPECT_TRUE(has_note(m, "1 later run (r2) has no ping pair lines (a sweep under way, or another check's): its 2 lines "
+                          "were skipped"))
+      << ::testing::PrintToString(m.notes);
 }
 
 /// The worst hosts of a fleet of `n` hosts h1..hn whose bad pairs are `bad`.

@@ -33,4 +33,9 @@ std::string shortened(std::string text, std::size_t most) {
   return text.substr(0, head) + marker + text.substr(text.size() - tail);
 }
 
+std::string counted(std::size_t n, std::string_view one, std::string_view many) {
+  if (n == 1) return fmt::format("1 {}", one);
+  return many.empty() ? fmt::format("{} {}s", n, one) : fmt::format("{} {}", n, many);
+}
+
 }  // namespace fabric

@@ -7,6 +7,7 @@
 #include "fabric/base/wait.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -135,7 +136,10 @@ struct matrix_builder::state {
   std::vector<run_store> runs;
   std::optional<std::size_t> unnamed;
   std::vector<orphan> orphans;
-  text_map<double> label_time;  // the last time each rank's stream gave
+  // The last time each rank's stream gave in each run, within the input
+  // being read: a stream is a label, and a run's tag, in one input.
+  text_map<double> stream_time;
+  std::string stream;  // the key of the line being read
   std::size_t foreign = 0, malformed = 0, other_checks = 0, lines_seen = 0;
 
   std::uint32_t host(std::string_view name) {
@@ -269,6 +273,8 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
 matrix_builder::matrix_builder(std::optional<check> only) : s_(std::make_unique<state>()) { s_->only = only; }
 matrix_builder::~matrix_builder() = default;
 
+void matrix_builder::end_of_input() { s_->stream_time.clear(); }
+
 void matrix_builder::add(std::string_view label, std::string_view json) {
   auto& s = *s_;
   if ((++s.lines_seen & 0xfff) == 0) fabric::throw_if_interrupted();
@@ -278,13 +284,18 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     return;
   }
   s.malformed += w.malformed;
+  // A rank's document has no time: it is as old as its stream's last
+  // event of the same run. Another run's time, or another input's, says
+  // nothing of it (a document saved with -j beside a newer run's lines).
   std::optional<double> time = w.time;
-  if (time) {
-    if (auto it = s.label_time.find(label); it != s.label_time.end()) it->second = *time;
-    else s.label_time.emplace(std::string(label), *time);
-  } else if (auto it = s.label_time.find(label); it != s.label_time.end()) {
-    time = it->second;  // a rank's document: as old as its last event
-  }
+  s.stream.assign(label);
+  s.stream += '\0';
+  s.stream += static_cast<char>(w.run.is);
+  s.stream += w.run.id;
+  auto it = s.stream_time.find(s.stream);
+  if (time && it != s.stream_time.end()) it->second = *time;
+  else if (time) s.stream_time.emplace(s.stream, *time);
+  else if (it != s.stream_time.end()) time = it->second;
   if (w.run.is == run_tag::kind::null) {
     auto& o = s.orphans.emplace_back();
     o.time = time;
@@ -367,10 +378,19 @@ run_store& matrix_builder::state::keep_latest_run(run_choice& chosen) {
     kept = runs.size();
     runs.emplace_back();
   }
+  // A run that started later but has no pairs of the check is no earlier
+  // run: it is named apart, and the kept one is not called the latest.
+  auto kept_start = start_of(runs[*kept]);
   for (std::size_t i = 0; i < runs.size(); ++i)
     if (i != *kept && runs[i].lines > 0) {
-      ++chosen.earlier_runs;
-      chosen.earlier_lines += runs[i].lines;
+      if (start_of(runs[i]) > kept_start) {
+        ++chosen.later_runs;
+        chosen.later_lines += runs[i].lines;
+        if (runs[i].kind == run_tag::kind::named) chosen.later_ids.push_back(runs[i].id);
+      } else {
+        ++chosen.earlier_runs;
+        chosen.earlier_lines += runs[i].lines;
+      }
       runs[i] = {};  // its memory, before the matrix takes more
     }
   auto& run = runs[*kept];
@@ -563,10 +583,24 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
   if (other_checks > 0)
     notes.push_back(fmt::format("{} pair lines of other checks than {} were skipped (report --check chooses)",
                                 other_checks, check_name(m.check)));
-  if (m.run.earlier_runs > 0 || m.run.earlier_lines > 0)
-    notes.push_back(fmt::format("the latest run{} is reported: {} lines of {} earlier runs were skipped",
-                                m.run.id ? " (" + *m.run.id + ")" : std::string(), m.run.earlier_lines,
-                                m.run.earlier_runs));
+  const auto& run = m.run;
+  auto check = check_name(m.check);
+  if (run.earlier_runs > 0 || run.earlier_lines > 0)
+    notes.push_back(fmt::format("the latest run{}{} is reported: {} {} skipped",
+                                run.later_runs > 0 ? fmt::format(" with {} pair lines", check) : std::string(),
+                                run.id ? " (" + *run.id + ")" : std::string(),
+                                run.earlier_runs > 0
+                                    ? fmt::format("{} of {}", fabric::counted(run.earlier_lines, "line"),
+                                                  fabric::counted(run.earlier_runs, "earlier run"))
+                                    : fabric::counted(run.earlier_lines, "line without a run id, older than it,",
+                                                      "lines without a run id, older than it,"),
+                                run.earlier_lines == 1 ? "was" : "were"));
+  if (run.later_runs > 0)
+    notes.push_back(fmt::format("{}{} {} no {} pair lines (a sweep under way, or another check's): {} {} skipped",
+                                fabric::counted(run.later_runs, "later run"),
+                                run.later_ids.empty() ? std::string() : fmt::format(" ({})", fmt::join(run.later_ids, ", ")),
+                                run.later_runs == 1 ? "has" : "have", check, run.later_runs == 1 ? "its" : "their",
+                                fabric::counted(run.later_lines, "line was", "lines were")));
   if (joined > 0) notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
   if (auto missing = m.count(pair_state::missing); missing > 0)
     notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.planned()));

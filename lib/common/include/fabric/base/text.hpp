@@ -21,6 +21,10 @@ std::string printable(std::string_view bytes);
 /// 128 KiB, and a message that quotes it must stay one line to read.
 std::string shortened(std::string text, std::size_t most = 1024);
 
+/// A count and its noun, "1 line", "3 lines": the noun's plural is
+/// `many`, by default the noun and an s.
+std::string counted(std::size_t n, std::string_view one, std::string_view many = {});
+
 /// A whole number in decimal digits and nothing else (no sign, no space,
 /// nothing after it) that `Int` holds; nullopt for any other text.
 template <class Int>
