@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -37,6 +38,72 @@ TEST(sweep_rounds, quick_is_one_round_of_the_lower_half_against_the_upper) {
   // With n odd the last host has no peer.
   EXPECT_EQ(names(sweep::quick_round(5), hosts), (std::vector<std::vector<std::string>>{{"n1-n3", "n2-n4"}}));
   EXPECT_EQ(names(sweep::quick_round(2), hosts), (std::vector<std::vector<std::string>>{{"n1-n2"}}));
+}
+
+/// Each host in one pair a round and each pair once: the pairs met.
+std::set<sweep::rank_pair> checked(const rounds_t& rs) {
+  std::set<sweep::rank_pair> met;
+  for (const auto& round : rs) {
+    std::set<int> busy;
+    for (std::size_t i = 0; i < round.size(); ++i) {
+      EXPECT_EQ(round[i].slot, static_cast<int>(i));
+      EXPECT_LT(round[i].server, round[i].client);
+      EXPECT_TRUE(busy.insert(round[i].server).second && busy.insert(round[i].client).second) << "a host twice in a round";
+      EXPECT_TRUE(met.insert({round[i].server, round[i].client}).second) << "a pair twice";
+    }
+  }
+  return met;
+}
+
+std::vector<sweep::rank_pair> every_pair(int n, int from = 0) {
+  std::vector<sweep::rank_pair> out;
+  for (int a = from; a < from + n; ++a)
+    for (int b = a + 1; b < from + n; ++b) out.emplace_back(a, b);
+  return out;
+}
+
+TEST(sweep_rounds, every_pair_packs_into_the_circle_methods_rounds) {
+  // A first fit in rank order took 511 rounds for every pair of 300 hosts.
+  for (int n = 2; n <= 40; ++n) EXPECT_EQ(sweep::pack_rounds(every_pair(n)).size(), sweep::rounds(n).size()) << n;
+  for (int n : {7, 12, 33}) {
+    auto packed = sweep::pack_rounds(every_pair(n)), circle = sweep::rounds(n);
+    ASSERT_EQ(packed.size(), circle.size());
+    for (std::size_t r = 0; r < packed.size(); ++r)
+      for (std::size_t i = 0; i < packed[r].size(); ++i)
+        EXPECT_TRUE(packed[r][i].server == circle[r][i].server && packed[r][i].client == circle[r][i].client) << n;
+  }
+  auto all = every_pair(300);
+  std::reverse(all.begin(), all.end());
+  auto rs = sweep::pack_rounds(all);
+  EXPECT_EQ(rs.size(), 299u);
+  EXPECT_EQ(checked(rs).size(), 300u * 299 / 2);
+  EXPECT_EQ(sweep::pack_rounds(every_pair(301)).size(), 301u);
+  // Every pair of 100 hosts among 2,000 ranks: the hosts they name count.
+  EXPECT_EQ(sweep::pack_rounds(every_pair(100, 1900)).size(), 99u);
+}
+
+TEST(sweep_rounds, fewer_pairs_pack_into_no_more_rounds_than_their_hosts_need) {
+  // One host slow with nine peers: nine rounds; nine separate links: one.
+  std::vector<sweep::rank_pair> star, links;
+  for (int k = 1; k <= 9; ++k) star.emplace_back(0, k * 7);
+  for (int k = 0; k < 9; ++k) links.emplace_back(2 * k, 2 * k + 1);
+  EXPECT_EQ(sweep::pack_rounds(star).size(), 9u);
+  EXPECT_EQ(sweep::pack_rounds(links).size(), 1u);
+  // Pairs of 60 hosts at random: each met once, within the hosts' rounds.
+  std::vector<sweep::rank_pair> some;
+  unsigned x = 12345;
+  std::vector<int> degree(60, 0);
+  for (auto p : every_pair(60)) {
+    x = x * 1103515245 + 12345;
+    if ((x >> 16) % 3 == 0) {
+      some.push_back(p);
+      ++degree[static_cast<std::size_t>(p.first)], ++degree[static_cast<std::size_t>(p.second)];
+    }
+  }
+  auto rs = sweep::pack_rounds(some);
+  EXPECT_EQ(checked(rs), std::set<sweep::rank_pair>(some.begin(), some.end()));
+  EXPECT_LE(rs.size(), 59u);
+  EXPECT_GE(rs.size(), static_cast<std::size_t>(*std::max_element(degree.begin(), degree.end())));
 }
 
 TEST(sweep_rounds, a_pairs_file_with_round_numbers_is_met_in_their_order) {

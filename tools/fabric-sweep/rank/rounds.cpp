@@ -6,14 +6,16 @@
 
 #include "fabric/base/big_endian.hpp"
 #include "fabric/base/text.hpp"
+#include "fabric/base/wait.hpp"
 #include "fabric/cli/console.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
 #include <fstream>
+#include <limits>
 #include <map>
-#include <set>
 #include <sstream>
 
 namespace sweep {
@@ -31,6 +33,15 @@ std::vector<std::vector<pairing>> numbered(std::vector<std::vector<pairing>> rou
     for (std::size_t s = 0; s < round.size(); ++s) round[s].slot = static_cast<int>(s);
   }
   return rounds;
+}
+
+/// The round (from 0) in which the circle method over `m` hosts (m even)
+/// meets x and y (x < y): rank 0 stays while the others turn, so 0 meets
+/// y in round y mod (m - 1), and x and y meet where x + y = 2r modulo
+/// m - 1, r = (x + y) m/2 (m/2 being the inverse of 2 modulo m - 1).
+std::uint64_t circle_round(std::uint64_t x, std::uint64_t y, std::uint64_t m) {
+  if (x == 0) return y % (m - 1);
+  return (x + y) * (m / 2) % (m - 1);
 }
 
 }  // namespace
@@ -63,20 +74,53 @@ std::vector<std::vector<pairing>> quick_round(int n) {
 }
 
 std::vector<std::vector<pairing>> pack_rounds(std::vector<rank_pair> pairs) {
+  for (auto& p : pairs)
+    if (p.first > p.second) std::swap(p.first, p.second);
+  std::erase_if(pairs, [](const rank_pair& p) { return p.first < 0 || p.first == p.second; });
   std::sort(pairs.begin(), pairs.end());
   pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  if (pairs.empty()) return {};
+  // The hosts the pairs name, numbered from 0 in rank order.
+  constexpr auto none = std::numeric_limits<std::uint32_t>::max();
+  int most = 0;
+  for (auto [s, c] : pairs) most = std::max(most, c);
+  std::vector<std::uint32_t> index(static_cast<std::size_t>(most) + 1, none);
+  for (auto [s, c] : pairs) index[static_cast<std::size_t>(s)] = index[static_cast<std::size_t>(c)] = 0;
+  std::uint32_t m = 0;
+  for (auto& i : index)
+    if (i != none) i = m++;
+  std::uint64_t even = m + m % 2;
+  auto of = [&](int rank) { return index[static_cast<std::size_t>(rank)]; };
+  // The pairs in the order of their rounds by the circle method over those
+  // hosts (a counting sort): then the first round where both hosts of a
+  // pair are free is never later than its circle round, so that every pair
+  // of m hosts takes the circle method's m - 1 rounds, and fewer pairs no
+  // more (a first fit in rank order takes up to twice as many).
+  std::vector<std::size_t> start(even, 0);
+  for (auto [s, c] : pairs) ++start[circle_round(of(s), of(c), even) + 1];
+  for (std::size_t r = 1; r < start.size(); ++r) start[r] += start[r - 1];
+  std::vector<rank_pair> ordered(pairs.size());
+  for (auto p : pairs) ordered[start[circle_round(of(p.first), of(p.second), even)]++] = p;
+  std::vector<rank_pair>().swap(pairs);
+  std::vector<std::size_t>().swap(start);
+  // Each host's busy rounds, a bit each: a pair's first free round for
+  // both is the first zero bit of the two hosts' words or'ed.
+  auto words = static_cast<std::size_t>((even - 1 + 63) / 64);
+  std::vector<std::uint64_t> busy(std::size_t{m} * words, 0);
   std::vector<std::vector<pairing>> out;
-  std::vector<std::set<int>> busy;
-  // Each pair goes to the first round where both its hosts are free.
-  for (auto [server, client] : pairs) {
-    std::size_t r = 0;
-    while (r < out.size() && (busy[r].contains(server) || busy[r].contains(client))) ++r;
-    if (r == out.size()) {
-      out.emplace_back();
-      busy.emplace_back();
-    }
-    out[r].push_back({server, client, 0});
-    busy[r].insert({server, client});
+  for (std::size_t k = 0; k < ordered.size(); ++k) {
+    if ((k & 0xffff) == 0) fabric::throw_if_interrupted();
+    auto [s, c] = ordered[k];
+    auto* bs = &busy[of(s) * words];
+    auto* bc = &busy[of(c) * words];
+    std::size_t w = 0;
+    while (~(bs[w] | bc[w]) == 0) ++w;
+    auto bit = std::countr_zero(~(bs[w] | bc[w]));
+    bs[w] |= std::uint64_t{1} << bit;
+    bc[w] |= std::uint64_t{1} << bit;
+    auto r = w * 64 + static_cast<std::size_t>(bit);
+    if (out.size() <= r) out.resize(r + 1);
+    out[r].push_back({s, c, 0});
   }
   return numbered(std::move(out));
 }

@@ -73,7 +73,7 @@ std::string csv_text(const matrix& m);
 
 /// The slow and failed pairs as ClusterKit's custom-mode pairs file:
 /// `ROUND HOSTA HOSTB` lines, rounds from 1, no host twice in a round
-/// (retest_rounds' packing), under a '#' header.
+/// (pack_rounds), under a '#' header.
 std::string rerun_text(const matrix& m);
 
 }  // namespace sweep
