@@ -341,6 +341,31 @@ for l in sys.stdin:
 run fabric-sweep report -j "$WORK/new.jsonl" "$WORK/old-docs.jsonl"
 check "fabric-sweep report new.jsonl old-docs.jsonl: the new run is the latest, all passed (exit 0)" \
   doc 'd["summary"]["run"] == "r2" and d["summary"]["earlier_runs"] == 1 and d["summary"]["failed"] == 0 and d["exit_code"] == 0'
+# A --pairs file is read as it comes: endless blank lines still hear
+# SIGTERM, and an endless word is refused at once, its memory never held
+# (a rank once ignored SIGTERM for minutes, and took 1.85 GB for a word).
+mkfifo "$WORK/pairs-fifo"
+yes '' >"$WORK/pairs-fifo" 2>/dev/null &
+feeder=$!
+"$BIN/fabric-sweep" --hosts a,b --rank 1 --address 127.0.0.1 --timeout 400 --pairs "$WORK/pairs-fifo" >/dev/null 2>&1 &
+rank=$!
+sleep 1
+t0=$(date +%s%N)
+kill -TERM "$rank"
+rc=0
+wait "$rank" || rc=$?
+took=$((($(date +%s%N) - t0) / 1000000))
+kill "$feeder" 2>/dev/null
+wait "$feeder" 2>/dev/null
+check "fabric-sweep --pairs of endless blank lines, SIGTERM: exit 130 within a second (${took} ms)" \
+  test "$rc" -eq 130 -a "$took" -lt 1000
+tr '\0' x </dev/zero >"$WORK/pairs-fifo" 2>/dev/null &
+feeder=$!
+run fabric-sweep --hosts a,b --rank 1 --address 127.0.0.1 --timeout 400 --pairs "$WORK/pairs-fifo"
+kill "$feeder" 2>/dev/null
+wait "$feeder" 2>/dev/null
+check "fabric-sweep --pairs of an endless word: a usage error (2) at once, naming the line" \
+  test "$rc" -eq 2 -a -n "$(grep -F -e "pairs-fifo:1: a word longer than 255 bytes" "$WORK/err")"
 # The meeting before the first round, on loopback: rank 0 holds every
 # rank's connection until it answers them all, more than a soft limit of
 # 48 open files allows; it raises the limit (within the hard one) and hears

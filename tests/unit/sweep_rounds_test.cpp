@@ -7,7 +7,10 @@
 
 #include "fabric/base/error.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 #include <algorithm>
 #include <set>
@@ -116,9 +119,48 @@ TEST(sweep_rounds, a_pairs_file_without_round_numbers_is_packed) {
   EXPECT_EQ(names(rs, hosts), (std::vector<std::vector<std::string>>{{"n1-n2", "n4-n5"}, {"n2-n3"}}));
 }
 
+TEST(sweep_rounds, a_comment_starts_anywhere_on_a_line) {
+  // The man page says '#' starts a comment: "a b # x" was refused.
+  auto rs = sweep::rounds_from_file("n1 n2 # the slow link\nn2 n3\t#\nn4 n5#again\n  # n1 n5\n#", "p", hosts);
+  EXPECT_EQ(names(rs, hosts), (std::vector<std::vector<std::string>>{{"n1-n2", "n4-n5"}, {"n2-n3"}}));
+  rs = sweep::rounds_from_file("1 n1 n2 # round one\r\n2 n1 n3\r\n", "p", hosts);
+  EXPECT_EQ(names(rs, hosts), (std::vector<std::vector<std::string>>{{"n1-n2"}, {"n1-n3"}}));
+}
+
+TEST(sweep_rounds, every_pair_of_2000_hosts_is_read_and_packed_in_seconds) {
+  // 24 MB of 'HOST HOST' lines: a rank once spent minutes on them, deaf
+  // to SIGTERM (a look-up along the host list for each name, and a set
+  // per round for each pair), and packed them into more rounds than 1,999.
+  std::vector<std::string> fleet;
+  for (int i = 1; i <= 2000; ++i) fleet.push_back(fmt::format("n{:04}", i));
+  std::string text;
+  text.reserve(24'000'000);
+  for (std::size_t a = 0; a < fleet.size(); ++a)
+    for (std::size_t b = a + 1; b < fleet.size(); ++b) text.append(fleet[a]).append(" ").append(fleet[b]).append("\n");
+  EXPECT_EQ(text.size(), 23'988'000u);
+  auto t0 = std::chrono::steady_clock::now();
+  auto rs = sweep::rounds_from_file(text, "p", fleet);
+  auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(rs.size(), 1999u);
+  std::size_t pairs = 0;
+  for (const auto& r : rs) pairs += r.size();
+  EXPECT_EQ(pairs, 1'999'000u);
+  EXPECT_LT(took, 10.0) << "seconds to read and pack";
+  RecordProperty("seconds", fmt::format("{:.2f}", took));
+  // The wrong line of such a file is named as at once as a small one's.
+  text += "n0001 n0002\n";
+  try {
+    sweep::rounds_from_file(text, "p", fleet);
+    ADD_FAILURE() << "a pair twice was accepted";
+  } catch (const fabric::error& e) {
+    EXPECT_NE(std::string(e.what()).find("p:1999001: n0001 and n0002 are paired on line 1 already"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(sweep_rounds, every_bad_line_of_a_pairs_file_is_a_usage_error_naming_it) {
   struct bad_case {
-    const char* text;
+    std::string text;
     const char* says;
   };
   for (auto [text, says] : std::initializer_list<bad_case>{
@@ -134,6 +176,8 @@ TEST(sweep_rounds, every_bad_line_of_a_pairs_file_is_a_usage_error_naming_it) {
            {"1 n1 n2\nn3 n4\n", "p:2: no round number, where the first pair line has one"},
            {"n1 n2\n2 n3 n4\n", "p:2: a round number, where the first pair line has none"},
            {"n1 \xff\x1b[2J\n", "p:1: \\xff\\x1b[2J is not one of the sweep's hosts"},
+           {"n1 n2\nn3 " + std::string(256, 'x') + "\n", "p:2: a word longer than 255 bytes, longer than any host's name"},
+           {"n1 n2 n3 n4 n5 n1 n2\n", "p:1: expected 'HOST HOST' or 'ROUND HOST HOST'"},
            {"# nothing\n\n", "p: no pairs in it"},
        }) {
     try {

@@ -42,9 +42,12 @@ std::vector<std::vector<pairing>> pack_rounds(std::vector<rank_pair> pairs);
 /// The rounds of a --pairs file (`text`, named `name` in errors):
 /// 'HOST HOST' lines, packed into rounds, or 'ROUND HOST HOST' lines (as
 /// ClusterKit's custom mode writes them), in the order of their numbers;
-/// '#' comments and blank lines. An unknown host, a host paired with
-/// itself, a pair named twice, a host twice in one round, a line that
-/// does not parse, or a file of both forms is a usage error naming the line.
+/// '#' starts a comment anywhere on a line; blank lines. An unknown host,
+/// a host paired with itself, a pair named twice, a host twice in one
+/// round, a line that does not parse, a word longer than any host's name
+/// (255 bytes, or the sweep's longest), or a file of both forms is a
+/// usage error naming the line. The text is read a line at a time, its
+/// memory for the pairs alone; Ctrl-C is heard.
 std::vector<std::vector<pairing>> rounds_from_file(std::string_view text, std::string_view name,
                                                    const std::vector<std::string>& hosts);
 
@@ -62,7 +65,8 @@ int port_cycle(int base, int n);
 std::vector<std::byte> pair_key(int step, const pairing& p);
 
 /// The schedule of this run's rounds: every pair, --quick's one round, or
-/// the --pairs file's rounds.
+/// the --pairs file's rounds (read as it comes, as rounds_from_file reads
+/// its text: a file of any size, or a FIFO, where Ctrl-C is heard).
 std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where);
 
 }  // namespace sweep
