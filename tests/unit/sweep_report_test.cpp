@@ -305,33 +305,34 @@ TEST(sweep_report_worst, a_dead_hosts_failed_pairs_are_one_line) {
 }
 
 TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {
-  // --quick over a, b, c, d, e: a-c and b-d; e has a bye. d died before it
-  // said anything: b's plan still names the pair, so it fails.
+  // --quick over a, b, c, d, e: a-c and b-d, then b-e in a round of its
+  // own. d died before it said anything: b's plan still names the pair,
+  // so it fails.
   auto started = [](const std::string& host, const nlohmann::json& peers) {
     return nlohmann::json{{"tool", "fabric-sweep"},
                           {"event", "started"},
                           {"started", {{"host", host}, {"hosts", {"a", "b", "c", "d", "e"}}, {"peers", peers}}}}
         .dump();
   };
-  std::vector<std::string> lines{started("a", {"c"}), started("b", {"d"}), started("c", {"a"}),
-                                 started("e", nlohmann::json::array()), line("a", "c", true, 20),
-                                 line("b", "d", false, 0, nlohmann::json::object(), "server")};
+  std::vector<std::string> lines{started("a", {"c"}), started("b", {"d", "e"}), started("c", {"a"}),
+                                 started("e", {"b"}), line("a", "c", true, 20),
+                                 line("b", "d", false, 0, nlohmann::json::object(), "server"), line("b", "e", true, 20)};
   auto m = sweep::merge(lines, defaults);
   ASSERT_EQ(m.hosts.size(), 5u);
-  EXPECT_EQ(m.planned(), 2u);
-  EXPECT_EQ(m.count(pair_state::ok), 1u);
+  EXPECT_EQ(m.planned(), 3u);
+  EXPECT_EQ(m.count(pair_state::ok), 2u);
   EXPECT_EQ(m.count(pair_state::failed), 1u);
   EXPECT_EQ(m.count(pair_state::missing), 0u) << "the pairs no rank planned are not missing";
   EXPECT_EQ(pair_of(m, "a", "b").state, pair_state::unplanned);
   EXPECT_EQ(pair_of(m, "c", "e").state, pair_state::unplanned);
-  EXPECT_EQ(sweep::judge(m).reason, "1 failed, 0 slow, 0 missing of 2 pairs");
+  EXPECT_EQ(sweep::judge(m).reason, "1 failed, 0 slow, 0 missing of 3 pairs");
   std::vector<nlohmann::json> results;
   sweep::each_result(m, [&](const nlohmann::json& r) { results.push_back(r); });
-  ASSERT_EQ(results.size(), 2u) << "only the planned pairs";
+  ASSERT_EQ(results.size(), 3u) << "only the planned pairs";
   EXPECT_EQ(results[1]["state"], "failed");
   EXPECT_NE(sweep::format_matrix(m).find(", . not in the plan"), std::string::npos);
   auto csv = sweep::csv_text(m);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << "a header and the planned pairs: " << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << "a header and the planned pairs: " << csv;
   // Without a plan (every rank meets every other), an unreported pair is missing.
   auto full = sweep::merge({line("a", "c", true, 20), line("b", "d", true, 20), line("a", "b", true, 20)}, defaults);
   EXPECT_EQ(full.count(pair_state::missing), 3u);

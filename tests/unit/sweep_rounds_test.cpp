@@ -36,13 +36,6 @@ std::vector<std::vector<std::string>> names(const rounds_t& rs, const std::vecto
 
 const std::vector<std::string> hosts{"n1", "n2", "n3", "n4", "n5"};
 
-TEST(sweep_rounds, quick_is_one_round_of_the_lower_half_against_the_upper) {
-  EXPECT_EQ(names(sweep::quick_round(4), hosts), (std::vector<std::vector<std::string>>{{"n1-n3", "n2-n4"}}));
-  // With n odd the last host has no peer.
-  EXPECT_EQ(names(sweep::quick_round(5), hosts), (std::vector<std::vector<std::string>>{{"n1-n3", "n2-n4"}}));
-  EXPECT_EQ(names(sweep::quick_round(2), hosts), (std::vector<std::vector<std::string>>{{"n1-n2"}}));
-}
-
 /// Each host in one pair a round and each pair once: the pairs met.
 std::set<sweep::rank_pair> checked(const rounds_t& rs) {
   std::set<sweep::rank_pair> met;
@@ -63,6 +56,27 @@ std::vector<sweep::rank_pair> every_pair(int n, int from = 0) {
   for (int a = from; a < from + n; ++a)
     for (int b = a + 1; b < from + n; ++b) out.emplace_back(a, b);
   return out;
+}
+
+TEST(sweep_rounds, quick_is_one_round_of_the_lower_half_against_the_upper) {
+  EXPECT_EQ(names(sweep::quick_round(4), hosts), (std::vector<std::vector<std::string>>{{"n1-n3", "n2-n4"}}));
+  EXPECT_EQ(names(sweep::quick_round(2), hosts), (std::vector<std::vector<std::string>>{{"n1-n2"}}));
+  EXPECT_TRUE(sweep::quick_round(1).empty());
+}
+
+TEST(sweep_rounds, quick_with_an_odd_number_of_hosts_pairs_the_last_one_too) {
+  // The last host had no peer, and nothing said so: a second, short round
+  // meets it with the lower half's last host, each host busy with one peer
+  // a round.
+  EXPECT_EQ(names(sweep::quick_round(5), hosts), (std::vector<std::vector<std::string>>{{"n1-n3", "n2-n4"}, {"n2-n5"}}));
+  EXPECT_EQ(names(sweep::quick_round(3), hosts), (std::vector<std::vector<std::string>>{{"n1-n2"}, {"n1-n3"}}));
+  for (int n = 2; n <= 41; ++n) {
+    auto rs = sweep::quick_round(n);
+    std::set<int> met;
+    for (auto [a, b] : checked(rs)) met.insert({a, b});
+    EXPECT_EQ(met.size(), static_cast<std::size_t>(n)) << "every host of " << n << " meets a peer";
+    EXPECT_EQ(rs.size(), n % 2 == 0 ? 1u : 2u);
+  }
 }
 
 TEST(sweep_rounds, every_pair_packs_into_the_circle_methods_rounds) {

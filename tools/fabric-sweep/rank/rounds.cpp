@@ -71,9 +71,15 @@ std::vector<std::vector<pairing>> rounds(int n) {
 }
 
 std::vector<std::vector<pairing>> quick_round(int n) {
-  std::vector<pairing> round;
+  std::vector<std::vector<pairing>> out;
+  if (n < 2) return out;
+  auto& round = out.emplace_back();
   for (int i = 0; i < n / 2; ++i) round.push_back({i, i + n / 2, 0});
-  return numbered({std::move(round)});
+  // With n odd the last host has no peer in the round: a second round of
+  // it alone, with the lower half's last host, so that every host meets
+  // one peer and none two at once.
+  if (n % 2 == 1) out.push_back({{n / 2 - 1, n - 1, 0}});
+  return numbered(std::move(out));
 }
 
 std::vector<std::vector<pairing>> pack_rounds(std::vector<rank_pair> pairs) {

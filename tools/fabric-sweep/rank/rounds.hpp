@@ -28,7 +28,9 @@ using rank_pair = std::pair<int, int>;
 std::vector<std::vector<pairing>> rounds(int n);
 
 /// ClusterKit's quick mode: one round, rank i with rank i + n/2 (the
-/// lower half of the hosts against the upper half).
+/// lower half of the hosts against the upper half); with n odd, a second
+/// round of one pair, the last rank with rank n/2 - 1, so that every host
+/// meets a peer.
 std::vector<std::vector<pairing>> quick_round(int n);
 
 /// Rounds that meet each pair once, each host busy with one peer a round:
