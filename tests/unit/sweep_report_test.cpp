@@ -304,6 +304,43 @@ TEST(sweep_report_worst, a_dead_hosts_failed_pairs_are_one_line) {
       << text;
 }
 
+/// The lines of `text` that start with `head`.
+std::vector<std::string> lines_of(const std::string& text, std::string_view head) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l.starts_with(head)) out.push_back(l);
+  return out;
+}
+
+TEST(sweep_report_worst, above_100_hosts_a_lone_slow_link_is_named) {
+  // 150 hosts, one slow link: the lines once said only "1 slow".
+  std::vector<std::string> lines;
+  for (int a = 1; a <= 150; ++a)
+    for (int b = a + 1; b <= 150; ++b)
+      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), true, a == 3 && b == 100 ? 200 : 20));
+  auto text = sweep::format_matrix(sweep::merge(lines, defaults));
+  EXPECT_EQ(lines_of(text, "slow: "), (std::vector<std::string>{"slow: h3 <-> h100: p50 200.0 us"})) << text;
+}
+
+TEST(sweep_report_worst, a_slow_hosts_pairs_are_one_line_and_the_rest_capped) {
+  // 250 hosts: h7 slow with each peer, and 120 slow links apart from it
+  // (h10-h11, h12-h13, ...): h7's line, then 99 links, the rest counted.
+  std::vector<std::string> lines;
+  for (int a = 1; a <= 250; ++a)
+    for (int b = a + 1; b <= 250; ++b) {
+      bool slow = a == 7 || b == 7 || (a >= 10 && a % 2 == 0 && b == a + 1);
+      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), true, slow ? 200 + (a + b) % 5 : 20));
+    }
+  auto m = sweep::merge(lines, defaults);
+  ASSERT_EQ(m.count(pair_state::slow), 249u + 120);
+  auto slow = lines_of(sweep::format_matrix(m), "slow: ");
+  ASSERT_EQ(slow.size(), sweep::pair_lines_up_to + 1);
+  EXPECT_EQ(slow[0], "slow: h7 <-> 249 hosts: p50 200.0 to 204.0 us");
+  EXPECT_EQ(slow[1], "slow: h10 <-> h11: p50 201.0 us");
+  EXPECT_EQ(slow.back(), "slow: 21 more pairs (--csv, -j)");
+}
+
 TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {
   // --quick over a, b, c, d, e: a-c and b-d, then b-e in a round of its
   // own. d died before it said anything: b's plan still names the pair,

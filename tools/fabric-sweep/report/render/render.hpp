@@ -32,12 +32,12 @@ void each_result(const matrix& m, const fabric::result_sink& sink);
 /// above it, the page draws an overview of groups and a table of the bad
 /// pairs, and the human output its summary lines alone.
 inline constexpr std::size_t cells_up_to = 100;
-/// Failed and re-tested pairs the human output names, each kind; the rest
-/// are counted (--csv and -j list every pair).
+/// Failed, slow and re-tested pairs the human output names, each kind; the
+/// rest are counted (--csv and -j list every pair).
 inline constexpr std::size_t pair_lines_up_to = 100;
 
 /// The human table, a cell per ordered pair, in O(pairs), and the lines
-/// that name the failed, re-tested and worst.
+/// that name the failed, slow, re-tested and worst.
 std::string format_matrix(const matrix& m);
 
 /// Groups of hosts for the page's overview: a switch's, or a name prefix's.
