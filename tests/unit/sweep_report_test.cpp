@@ -341,6 +341,33 @@ TEST(sweep_report_worst, a_slow_hosts_pairs_are_one_line_and_the_rest_capped) {
   EXPECT_EQ(slow.back(), "slow: 21 more pairs (--csv, -j)");
 }
 
+TEST(sweep_report_plan, a_pair_of_a_host_outside_the_host_lists_is_skipped_and_counted) {
+  // The ranks name four hosts; a line names zz too. It made a fifth host,
+  // three made-up missing pairs, zz the worst host and a failed report.
+  auto started = [](const std::string& host) {
+    return nlohmann::json{{"tool", "fabric-sweep"},
+                          {"event", "started"},
+                          {"started", {{"host", host}, {"hosts", {"a", "b", "c", "d"}}}}}
+        .dump();
+  };
+  std::vector<std::string> lines{started("a"), started("b")};
+  for (const auto& [x, y] : {std::pair{"a", "b"}, {"a", "c"}, {"a", "d"}, {"b", "c"}, {"b", "d"}, {"c", "d"}})
+    lines.push_back(line(x, y, true, 20));
+  lines.push_back(line("a", "zz", false, 0));
+  lines.push_back(line("zz", "yy", true, 20));
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_EQ(m.hosts, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(m.count(pair_state::ok), 6u);
+  EXPECT_EQ(m.count(pair_state::missing) + m.count(pair_state::failed), 0u);
+  EXPECT_TRUE(m.worst.empty());
+  EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::ok);
+  EXPECT_TRUE(has_note(m, "2 pairs naming hosts outside the ranks' host lists (zz, yy) were skipped"))
+      << ::testing::PrintToString(m.notes);
+  // Lines without host lists (of versions before them) name the hosts.
+  auto bare = sweep::merge({line("a", "b", true, 20), line("a", "zz", false, 0)}, defaults);
+  EXPECT_EQ(bare.hosts.size(), 3u);
+}
+
 TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {
   // --quick over a, b, c, d, e: a-c and b-d, then b-e in a round of its
   // own. d died before it said anything: b's plan still names the pair,

@@ -108,6 +108,13 @@ struct run_store {
   }
 };
 
+/// The hosts of pair lines that no rank's host list names, and their
+/// pairs, skipped.
+struct strangers {
+  std::vector<std::uint32_t> hosts;
+  std::size_t pairs = 0;
+};
+
 /// A line whose run is null, kept until the latest run is known.
 struct orphan {
   std::optional<double> time;
@@ -213,10 +220,10 @@ struct matrix_builder::state {
   // The stages of finish(), in their order.
   run_store& keep_latest_run(run_choice& chosen);
   std::size_t join_orphans(run_store& run, run_choice& chosen);
-  std::vector<std::uint32_t> host_order(const run_store& run) const;
+  std::vector<std::uint32_t> host_order(const run_store& run, strangers& outside) const;
   void final_words(run_store& run, const std::vector<std::uint32_t>& order, matrix& m);
   void take_run_facts(const run_store& run, const std::vector<std::uint32_t>& order, matrix& m) const;
-  void add_notes(matrix& m, const line_counts& lines, std::size_t joined) const;
+  void add_notes(matrix& m, const line_counts& lines, std::size_t joined, const strangers& outside) const;
 };
 
 void matrix_builder::state::absorb(run_store& r, const side_in& in) {
@@ -424,9 +431,12 @@ std::size_t matrix_builder::state::join_orphans(run_store& run, run_choice& chos
   return joined;
 }
 
-std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& run) const {
+std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& run, strangers& outside) const {
   // The longest list a rank of the run gave, then any other host its
-  // pairs name, in the order first seen.
+  // pairs name, in the order first seen: in lines of versions before the
+  // lists. When the ranks gave lists, a host none names is no host of the
+  // sweep (a line of another fleet, or one that lies): its pairs would
+  // make up missing pairs and a worst host. They are skipped and counted.
   constexpr auto none = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> order = run.hosts;
   std::vector<std::uint32_t> place(names.size(), none);
@@ -438,12 +448,21 @@ std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& ru
   for (std::uint32_t hi = 1; hi < names.size(); ++hi)
     for (std::uint32_t lo = 0; lo < hi; ++lo)
       if ((place[lo] == none || place[hi] == none) &&
-          (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi))))
+          (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi)))) {
+        if (!run.hosts.empty()) {
+          ++outside.pairs;
+          for (auto h : {lo, hi})
+            if (place[h] == none) outside.hosts.push_back(h);
+          continue;
+        }
         for (auto h : {lo, hi})
           if (place[h] == none) {
             place[h] = static_cast<std::uint32_t>(order.size());
             order.push_back(h);
           }
+      }
+  std::sort(outside.hosts.begin(), outside.hosts.end());
+  outside.hosts.erase(std::unique(outside.hosts.begin(), outside.hosts.end()), outside.hosts.end());
   return order;
 }
 
@@ -571,7 +590,8 @@ void matrix_builder::state::take_run_facts(const run_store& run, const std::vect
   if (auto note = mtu_note(mtus)) m.notes.push_back(std::move(*note));
 }
 
-void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::size_t joined) const {
+void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::size_t joined,
+                                      const strangers& outside) const {
   std::vector<std::string> notes;
   if (auto skipped = foreign + lines.foreign; skipped > 0)
     notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", skipped));
@@ -602,6 +622,17 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
                                 run.later_runs == 1 ? "has" : "have", check, run.later_runs == 1 ? "its" : "their",
                                 fabric::counted(run.later_lines, "line was", "lines were")));
   if (joined > 0) notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
+  if (outside.pairs > 0) {
+    constexpr std::size_t names_up_to = 8;
+    std::vector<std::string> named;
+    for (std::size_t i = 0; i < outside.hosts.size() && i < names_up_to; ++i)
+      named.push_back(fabric::printable(names[outside.hosts[i]]));
+    if (outside.hosts.size() > names_up_to) named.push_back(fmt::format("and {} more", outside.hosts.size() - names_up_to));
+    notes.push_back(fmt::format("{} {} outside the ranks' host lists ({}) {} skipped",
+                                fabric::counted(outside.pairs, "pair"),
+                                outside.hosts.size() == 1 ? "naming a host" : "naming hosts", fmt::join(named, ", "),
+                                outside.pairs == 1 ? "was" : "were"));
+  }
   if (auto missing = m.count(pair_state::missing); missing > 0)
     notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.planned()));
   if (auto unplanned = m.count(pair_state::unplanned); unplanned > 0)
@@ -618,14 +649,15 @@ matrix matrix_builder::finish(const line_counts& lines) {
   m.check = s.only.value_or(check::ping);
   auto& run = s.keep_latest_run(m.run);
   auto joined = s.join_orphans(run, m.run);
-  auto order = s.host_order(run);
+  strangers outside;
+  auto order = s.host_order(run, outside);
   m.hosts.reserve(order.size());
   for (auto h : order) m.hosts.push_back(s.names[h]);
   s.final_words(run, order, m);
   s.take_run_facts(run, order, m);
   run = {};  // the records' memory, before the verdicts
   m.errors = std::move(s.errors);
-  s.add_notes(m, lines, joined);
+  s.add_notes(m, lines, joined, outside);
   return m;
 }
 
