@@ -79,6 +79,28 @@ TEST(sweep_report_hostile, a_failure_whose_bytes_are_not_utf8_is_kept_and_its_by
   EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::test_failed);
 }
 
+TEST(sweep_report_hostile, a_host_name_of_100_kb_is_no_hosts_and_makes_no_huge_table) {
+  // One name of 100 KB among 100 hosts made a text table of 1 GB.
+  std::vector<std::string> names;
+  for (int i = 1; i < 100; ++i) names.push_back(fmt::format("h{}", i));
+  names.push_back(std::string(100'000, 'x'));
+  std::vector<std::string> lines{nlohmann::json{{"tool", "fabric-sweep"},
+                                                {"event", "started"},
+                                                {"started", {{"host", "h1"}, {"hosts", names}, {"peers", {names.back()}}}}}
+                                     .dump()};
+  for (std::size_t a = 0; a < names.size(); ++a)
+    for (std::size_t b = a + 1; b < names.size(); ++b) lines.push_back(line(names[a], names[b], true, 20));
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_EQ(m.hosts.size(), 99u);
+  EXPECT_EQ(m.count(pair_state::ok), 99u * 98 / 2);
+  EXPECT_TRUE(has_note(m, "99 pair lines naming a host of more than 255 bytes (no host's name is that long) were skipped"))
+      << ::testing::PrintToString(m.notes);
+  EXPECT_LT(sweep::format_matrix(m).size(), 100'000u);
+  // A name of 255 bytes is a host's.
+  auto longest = std::string(255, 'y');
+  EXPECT_EQ(sweep::merge({line("a", longest, true, 20)}, defaults).hosts, (std::vector<std::string>{"a", longest}));
+}
+
 TEST(sweep_report_hostile, a_failure_of_megabytes_is_kept_as_its_head_and_tail) {
   auto failed = line("a", "e", false, 0);
   failed.replace(failed.find("timed out"), 9, "lost " + std::string(2'000'000, 'x') + " link");

@@ -54,8 +54,13 @@ std::string with_bad_bytes_escaped(std::string_view line) {
   return out;
 }
 
-/// Why a pair entry is skipped: a field of the wrong type or value.
+/// Why a pair entry is skipped: a field of the wrong type or value, or a
+/// host name longer than any host's.
 struct malformed {};
+struct long_name {};
+
+/// A host's name: at most max_host_name_bytes.
+bool host_name(std::string_view name) { return !name.empty() && name.size() <= max_host_name_bytes; }
 
 std::optional<element> field(const object& o, std::string_view key) {
   element e;
@@ -173,6 +178,7 @@ side_record side_of(const element& e) {
   r.server = text(o, "server");
   r.client = text(o, "client");
   if (r.server.empty() || r.client.empty() || r.server == r.client) throw malformed{};
+  if (!host_name(r.server) || !host_name(r.client)) throw long_name{};
   auto side = text(o, "side", "client");
   if (side != "client" && side != "server") throw malformed{};
   r.client_side = side == "client";
@@ -230,6 +236,8 @@ struct line_reader::state {
       word.pairs.push_back(side_of(e));
     } catch (const malformed&) {
       ++word.malformed;
+    } catch (const long_name&) {
+      ++word.long_names;
     }
   }
   void add_hosts(const element& e) {
@@ -239,7 +247,7 @@ struct line_reader::state {
     for (auto h : list) {
       std::string_view name;
       if (h.get_string().get(name) != simdjson::SUCCESS || name.empty()) return;
-      hosts.push_back(name);
+      if (host_name(name)) hosts.push_back(name);
     }
     word.hosts = std::move(hosts);
   }
@@ -248,14 +256,14 @@ struct line_reader::state {
     auto peers = field(o, "peers");
     std::string_view self;
     simdjson::dom::array list;
-    if (!peers || peers->is_null() || o["host"].get(self) != simdjson::SUCCESS || self.empty() ||
+    if (!peers || peers->is_null() || o["host"].get(self) != simdjson::SUCCESS || !host_name(self) ||
         peers->get_array().get(list) != simdjson::SUCCESS)
       return;
     std::vector<std::string_view> names;
     for (auto h : list) {
       std::string_view name;
       if (h.get_string().get(name) != simdjson::SUCCESS || name.empty() || name == self) return;
-      names.push_back(name);
+      if (host_name(name)) names.push_back(name);
     }
     word.plan_host = self;
     word.plan_peers = std::move(names);
@@ -264,7 +272,7 @@ struct line_reader::state {
   void add_mtu(const object& o) {
     std::string_view self;
     std::uint64_t mtu = 0;
-    if (o["host"].get(self) != simdjson::SUCCESS || self.empty() || o["mtu"].get_uint64().get(mtu) != simdjson::SUCCESS ||
+    if (o["host"].get(self) != simdjson::SUCCESS || !host_name(self) || o["mtu"].get_uint64().get(mtu) != simdjson::SUCCESS ||
         mtu < 256 || mtu > 65536)
       return;
     word.mtu_host = self;
@@ -294,6 +302,7 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.mtu.reset();
   s.word.verdict.reset();
   s.word.malformed = 0;
+  s.word.long_names = 0;
   s.buffer.assign(json);
   s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
   element root;
