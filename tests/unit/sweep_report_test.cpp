@@ -895,6 +895,19 @@ TEST(sweep_render, gauges_per_host_by_default_every_pair_on_request) {
   EXPECT_EQ(series(lean, "fabric_sweep_pair_bad"), 9u) << "h7's pairs";
   auto full = sweep::prometheus_text(m, true);
   EXPECT_EQ(series(full, "fabric_sweep_pair_p50_seconds") + series(full, "fabric_sweep_pair_p99_seconds"), 10u * 9 / 2 * 2);
+  EXPECT_EQ(series(lean, "fabric_sweep_median_p50_seconds"), 1u);
+}
+
+TEST(sweep_render, no_pair_measured_no_median_gauge) {
+  // Empty input wrote a median of 0 s: a dashboard read perfect latency.
+  for (const auto& m : {sweep::merge({}, defaults), sweep::merge({line("a", "b", false, 0), line("a", "c", false, 0)}, defaults)}) {
+    auto text = sweep::prometheus_text(m);
+    EXPECT_EQ(text.find("fabric_sweep_median_p50_seconds"), std::string::npos) << text;
+    EXPECT_NE(text.find("fabric_sweep_hosts "), std::string::npos) << text;
+    auto page = sweep::html_page(m);
+    EXPECT_EQ(page.find("Median p50"), std::string::npos) << "nor a median on the page";
+    EXPECT_NE(page.find("No pair measured."), std::string::npos);
+  }
 }
 
 }  // namespace

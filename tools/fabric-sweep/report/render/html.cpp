@@ -319,8 +319,9 @@ std::string html_page(const matrix& m, const page_context& ctx) {
                               m.bar.best_gbps ? figure_text(m, *m.bar.best_gbps) + " (p90)" : std::string("best"),
                               bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"), heat(1.0));
   } else {
-    scale_words = fmt::format("<span>{} (median)</span><span class=\"scale\"></span><span>{:g}&#xd7;</span><span class=\"box\" style=\"background:{}\"></span>slow",
-                              figure_text(m, m.bar.fleet.median), m.bar.outlier_factor, heat(1.0));
+    scale_words = fmt::format("<span>{}</span><span class=\"scale\"></span><span>{:g}&#xd7;</span><span class=\"box\" style=\"background:{}\"></span>slow",
+                              m.latency_measured() ? figure_text(m, m.bar.fleet.median) + " (median)" : std::string("the median"),
+                              m.bar.outlier_factor, heat(1.0));
   }
   std::string legend = fmt::format(
       R"x(<p class="legend">{}<span class="box" style="background:{}"></span>failed<span class="box" style="background:{}"></span>not reported{}</p>)x",
@@ -371,8 +372,10 @@ std::string html_page(const matrix& m, const page_context& ctx) {
   if (!ctx.generated.empty()) when += fmt::format("{}reported {}", when.empty() ? "" : "; ", escape(ctx.generated));
   std::string figures = measures_bandwidth(m.check)
                             ? fmt::format("Bar {}.", m.bar.bar_gbps() ? figure_text(m, *m.bar.bar_gbps()) : std::string("none"))
-                            : fmt::format("Median p50 {} {:.1f} &#xb5;s (MAD {:.1f} &#xb5;s).", check_measure(m.check),
-                                          m.bar.fleet.median, m.bar.fleet.mad);
+                        : m.latency_measured()
+                            ? fmt::format("Median p50 {} {:.1f} &#xb5;s (MAD {:.1f} &#xb5;s).", check_measure(m.check),
+                                          m.bar.fleet.median, m.bar.fleet.mad)
+                            : std::string("No pair measured.");
   return fmt::format(R"x(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {} hosts</title>
 <style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>

@@ -67,9 +67,12 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
       }
     }
   } else {
-    out.family("fabric_sweep_median_p50_seconds",
-               "The fleet's median of the pairs' median times (round trip, or connection setup: the check label)");
-    out.sample("fabric_sweep_median_p50_seconds", {{"check", check}}, m.bar.fleet.median / us_per_s);
+    // No pair measured, no median: a 0 would read as perfect latency.
+    if (m.latency_measured()) {
+      out.family("fabric_sweep_median_p50_seconds",
+                 "The fleet's median of the pairs' median times (round trip, or connection setup: the check label)");
+      out.sample("fabric_sweep_median_p50_seconds", {{"check", check}}, m.bar.fleet.median / us_per_s);
+    }
     // Each host's slowest pair: a slow host shows without a series per pair.
     std::vector<std::optional<double>> slowest(n);
     for (const auto& p : m.pairs)
