@@ -123,6 +123,26 @@ TEST(console, peer_bytes_are_made_safe_for_a_terminal) {
   EXPECT_EQ(fabric::printable(std::string_view("\0z", 2)), "\\x00z");
 }
 
+TEST(text, utf8_text_stays_itself_and_only_what_controls_a_terminal_is_escaped) {
+  EXPECT_EQ(fabric::printable_utf8("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x94\xa5"), "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x94\xa5");
+  EXPECT_EQ(fabric::printable("caf\xc3\xa9"), "caf\\xc3\\xa9") << "printable stays ASCII";
+  // Control characters (C0, DEL, C1), bytes that are not UTF-8 (a stray
+  // byte, an overlong form, a surrogate, a sequence cut off), and marks
+  // that reorder a line (U+202E) or break it (U+2028).
+  EXPECT_EQ(fabric::printable_utf8("a\x1b[2Jb\n\x7f"), "a\\x1b[2Jb\\x0a\\x7f");
+  EXPECT_EQ(fabric::printable_utf8("\xc2\x9b" "1m"), "\\xc2\\x9b" "1m");
+  EXPECT_EQ(fabric::printable_utf8("\xff\xc0\xaf\xed\xa0\x80\xe6\x97"), "\\xff\\xc0\\xaf\\xed\\xa0\\x80\\xe6\\x97");
+  EXPECT_EQ(fabric::printable_utf8("abc\xe2\x80\xaegpj.exe \xe2\x80\xa8"), "abc\\xe2\\x80\\xaegpj.exe \\xe2\\x80\\xa8");
+  EXPECT_EQ(fabric::printable_utf8(std::string_view("\0z", 2)), "\\x00z");
+  auto once = fabric::printable_utf8("x\xff\x1b\xc3\xa9");
+  EXPECT_EQ(fabric::printable_utf8(once), once) << "escaping twice changes nothing";
+  EXPECT_EQ(fabric::columns("caf\xc3\xa9"), 4u);
+  EXPECT_EQ(fabric::columns("\xe6\x97\xa5\xe6\x9c\xac"), 4u) << "a wide character is two columns";
+  EXPECT_EQ(fabric::columns(""), 0u);
+  EXPECT_EQ(fabric::utf8_sequence(""), 0u);
+  EXPECT_EQ(fabric::utf8_sequence("\xf0\x9f\x94\xa5!"), 4u);
+}
+
 TEST(text, a_long_message_keeps_its_head_and_tail_within_its_bound) {
   EXPECT_EQ(fabric::shortened("short", 1024), "short");
   std::string quoted = "--count: " + std::string(100000, '7') + " is out of range 0-1073741824";

@@ -3,6 +3,8 @@
 // renderings (CSV, the pairs to run again, the page, the gauges).
 #include "fabric-sweep/report/report.hpp"
 
+#include "fabric/base/text.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -731,6 +733,41 @@ TEST(sweep_render, csv_quotes_what_it_must_and_the_rerun_list_packs_rounds) {
   }
   // "a,1" and "b"2" have no blanks: both bad pairs are listed.
   EXPECT_EQ(pairs.size(), 2u) << rerun;
+}
+
+TEST(sweep_render, a_utf8_name_is_itself_everywhere_and_a_control_character_escaped) {
+  // café was caf\xc3\xa9 in the text, the CSV and the page, and café in
+  // the JSON: valid UTF-8 stays itself; what would control a terminal is
+  // the text \xNN everywhere but the JSON, which escapes it its own way.
+  const std::string cafe = "caf\xc3\xa9", nihon = "\xe6\x97\xa5\xe6\x9c\xac", bad = "h\x1b[2J\xe2\x80\xae";
+  auto m = sweep::merge({line(cafe, "b", true, 20), line(cafe, nihon, true, 21), line("b", nihon, true, 20),
+                         line(bad, "b", false, 0), line(bad, cafe, true, 20), line(bad, nihon, true, 22)},
+                        defaults);
+  const std::string escaped = "h\\x1b[2J\\xe2\\x80\\xae";
+  auto text = sweep::format_matrix(m);
+  auto csv = sweep::csv_text(m);
+  auto page = sweep::html_page(m);
+  auto gauges = sweep::prometheus_text(m);
+  for (const auto& [what, out] : {std::pair{"text", &text}, {"csv", &csv}, {"page", &page}, {"gauges", &gauges}}) {
+    EXPECT_NE(out->find(cafe), std::string::npos) << what;
+    EXPECT_NE(out->find(nihon), std::string::npos) << what;
+    EXPECT_EQ(out->find('\x1b'), std::string::npos) << what;
+    EXPECT_EQ(out->find("\xe2\x80\xae"), std::string::npos) << what << ": the mark that turns a line around";
+  }
+  EXPECT_NE(text.find("failed: b <-> " + escaped + ": timed out"), std::string::npos) << text;
+  EXPECT_NE(csv.find(cafe + ",b,ok"), std::string::npos) << csv;
+  EXPECT_NE(gauges.find("host=\"" + cafe + "\""), std::string::npos) << gauges;
+  EXPECT_NE(gauges.find("host=\"h\\\\x1b[2J"), std::string::npos) << "a label value's backslash is escaped\n" << gauges;
+  // The table's columns line up by what a terminal shows, not by bytes.
+  std::istringstream rows(text);
+  std::string row;
+  std::getline(rows, row);
+  std::set<std::size_t> widths;
+  for (int i = 0; i < 5 && std::getline(rows, row); ++i) widths.insert(fabric::columns(row));
+  EXPECT_EQ(widths.size(), 1u) << text;
+  std::vector<std::string> names;
+  sweep::each_result(m, [&](const nlohmann::json& r) { names.push_back(r["a"]); });
+  EXPECT_EQ(names.front(), cafe);
 }
 
 TEST(sweep_render, groups_from_topology_and_from_names) {

@@ -351,7 +351,7 @@ std::optional<std::string> mtu_note(const std::vector<std::pair<std::string_view
     if (mtu == most->first) continue;
     std::string names;
     for (std::size_t i = 0; i < hosts.size() && i < names_up_to; ++i)
-      names += fmt::format("{}{}", i == 0 ? "" : ", ", fabric::printable(hosts[i]));
+      names += fmt::format("{}{}", i == 0 ? "" : ", ", fabric::printable_utf8(hosts[i]));
     if (hosts.size() > names_up_to) names += fmt::format(" and {} more", hosts.size() - names_up_to);
     apart += fmt::format("{}{} {}", apart.empty() ? "" : "; ", names, mtu);
   }
@@ -394,7 +394,7 @@ run_store& matrix_builder::state::keep_latest_run(run_choice& chosen) {
       if (start_of(runs[i]) > kept_start) {
         ++chosen.later_runs;
         chosen.later_lines += runs[i].lines;
-        if (runs[i].kind == run_tag::kind::named) chosen.later_ids.push_back(runs[i].id);
+        if (runs[i].kind == run_tag::kind::named) chosen.later_ids.push_back(fabric::printable_utf8(runs[i].id));
       } else {
         ++chosen.earlier_runs;
         chosen.earlier_lines += runs[i].lines;
@@ -613,7 +613,7 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
   if (run.earlier_runs > 0 || run.earlier_lines > 0)
     notes.push_back(fmt::format("the latest run{}{} is reported: {} {} skipped",
                                 run.later_runs > 0 ? fmt::format(" with {} pair lines", check) : std::string(),
-                                run.id ? " (" + *run.id + ")" : std::string(),
+                                run.id ? " (" + fabric::printable_utf8(*run.id) + ")" : std::string(),
                                 run.earlier_runs > 0
                                     ? fmt::format("{} of {}", fabric::counted(run.earlier_lines, "line"),
                                                   fabric::counted(run.earlier_runs, "earlier run"))
@@ -631,7 +631,7 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
     constexpr std::size_t names_up_to = 8;
     std::vector<std::string> named;
     for (std::size_t i = 0; i < outside.hosts.size() && i < names_up_to; ++i)
-      named.push_back(fabric::printable(names[outside.hosts[i]]));
+      named.push_back(fabric::printable_utf8(names[outside.hosts[i]]));
     if (outside.hosts.size() > names_up_to) named.push_back(fmt::format("and {} more", outside.hosts.size() - names_up_to));
     notes.push_back(fmt::format("{} {} outside the ranks' host lists ({}) {} skipped",
                                 fabric::counted(outside.pairs, "pair"),

@@ -4,6 +4,8 @@
 // skipped and counted, the rest of the line still read.
 #include "fabric-sweep/report/read/read.hpp"
 
+#include "fabric/base/text.hpp"
+
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -17,25 +19,6 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-/// The length of the valid UTF-8 sequence at the start of `b`, 0 when
-/// there is none (a stray, overlong or surrogate byte, a sequence cut off).
-std::size_t utf8_sequence(std::string_view b) {
-  auto at = [&](std::size_t i) { return static_cast<unsigned char>(b[i]); };
-  auto tail = [&](std::size_t i) { return i < b.size() && (at(i) & 0xc0) == 0x80; };
-  unsigned char c = at(0);
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) return tail(1) ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    if (!tail(1) || !tail(2) || (c == 0xe0 && at(1) < 0xa0) || (c == 0xed && at(1) > 0x9f)) return 0;
-    return 3;
-  }
-  if (c >= 0xf0 && c <= 0xf4) {
-    if (!tail(1) || !tail(2) || !tail(3) || (c == 0xf0 && at(1) < 0x90) || (c == 0xf4 && at(1) > 0x8f)) return 0;
-    return 4;
-  }
-  return 0;
-}
-
 /// A line whose strings carry bytes that are not UTF-8 (a launcher or a
 /// file that mangled them): each such byte as the text \xNN, as every
 /// message quotes bytes, so that the line is read and its pair kept.
@@ -43,7 +26,7 @@ std::string with_bad_bytes_escaped(std::string_view line) {
   std::string out;
   out.reserve(line.size() + 16);
   while (!line.empty()) {
-    if (auto n = utf8_sequence(line)) {
+    if (auto n = fabric::utf8_sequence(line)) {
       out.append(line.substr(0, n));
       line.remove_prefix(n);
     } else {

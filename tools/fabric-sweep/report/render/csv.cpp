@@ -1,8 +1,9 @@
 // The matrix as CSV (RFC 4180): one row per pair, for a spreadsheet or a
 // script. Host names and errors come from the input, so every text field
 // is quoted as the RFC says (and where a ';' would split it), a control
-// character is written as \xNN, and a field a spreadsheet would take for
-// a formula is led by a quote.
+// character or a byte that is not UTF-8 is written as \xNN (UTF-8 stays
+// itself), and a field a spreadsheet would take for a formula is led by a
+// quote.
 #include "fabric-sweep/report/render/render.hpp"
 
 #include "fabric/base/text.hpp"
@@ -22,7 +23,7 @@ namespace {
 std::string field(std::string_view text) {
   std::string out;
   bool cell_starts = true;
-  for (char c : fabric::printable(text)) {
+  for (char c : fabric::printable_utf8(text)) {
     if (cell_starts && (c == '=' || c == '+' || c == '-' || c == '@')) out += '\'';
     cell_starts = c == ',' || c == ';';
     if (c == '"') out += "\"\"";

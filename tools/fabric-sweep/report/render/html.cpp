@@ -21,10 +21,11 @@ namespace sweep {
 
 namespace {
 
-/// Text for the page: made printable as every message is, then HTML's own.
+/// Text for the page: control characters and bytes that are not UTF-8
+/// escaped (printable_utf8, the page being UTF-8), then HTML's own.
 std::string escape(std::string_view text) {
   std::string out;
-  for (char c : fabric::printable(text)) {
+  for (char c : fabric::printable_utf8(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -98,7 +99,7 @@ std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double>
 template <class Names>
 int label_overhang(const Names& names, int font) {
   std::size_t longest = 0;
-  for (const auto& n : names) longest = std::max(longest, fabric::printable(n).size());
+  for (const auto& n : names) longest = std::max(longest, fabric::columns(fabric::printable_utf8(n)));
   return static_cast<int>(longest) * font * 3 / 10;
 }
 

@@ -42,8 +42,10 @@ std::string bandwidth_cell(const matrix& m, const merged_pair& p, std::size_t ro
 /// The legend, a row per host and a cell per ordered pair.
 std::string cells_text(const matrix& m) {
   std::string s;
+  std::vector<std::string> names;
+  names.reserve(m.hosts.size());
   std::size_t w = 6;
-  for (const auto& h : m.hosts) w = std::max(w, fabric::printable(h).size());
+  for (const auto& h : m.hosts) w = std::max(w, fabric::columns(names.emplace_back(fabric::printable_utf8(h))));
   bool bw = measures_bandwidth(m.check);
   if (kind_of(m.check).judged == judged_by::delivery)
     s += fmt::format("{}: ok when each of a pair heard all of the other's datagrams; FAIL failed, ? not reported\n",
@@ -55,11 +57,11 @@ std::string cells_text(const matrix& m) {
     s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported{}\n", check_measure(m.check),
                      m.count(pair_state::unplanned) > 0 ? ", . not in the plan" : "");
   s += fmt::format("{:<{}}", "", w);
-  for (const auto& h : m.hosts) s += fmt::format(" {:>{}}", fabric::printable(h), w);
+  for (const auto& h : names) s += fmt::format(" {:>{}}", h, w);
   s += "\n";
   for (std::size_t i = 0; i < m.hosts.size(); ++i) {
     if ((i & 0x3f) == 0) fabric::throw_if_interrupted();
-    s += fmt::format("{:<{}}", fabric::printable(m.hosts[i]), w);
+    s += fmt::format("{:<{}}", names[i], w);
     for (std::size_t k = 0; k < m.hosts.size(); ++k) {
       std::string cell = "-";
       if (i != k) {
@@ -78,7 +80,7 @@ std::string cells_text(const matrix& m) {
 /// (their range), and a slow pair's time before its re-tests.
 std::string pairs_word(const matrix& m, pair_state state, const std::vector<std::size_t>& at) {
   const auto& first = m.pairs[at.front()];
-  if (state == pair_state::failed) return fabric::printable(m.error_of(first));
+  if (state == pair_state::failed) return fabric::printable_utf8(m.error_of(first));
   bool bw = measures_bandwidth(m.check);
   std::optional<double> lo, hi;
   for (auto i : at)
@@ -120,14 +122,14 @@ std::string pair_lines(const matrix& m, pair_state state) {
     for (const auto& [key, pairs] : alike) {
       if (pairs.size() < fold_from) continue;
       for (auto at : pairs) told[at] = true;
-      line(fmt::format("{}: {} <-> {} hosts: {}\n", word, fabric::printable(name), pairs.size(), pairs_word(m, state, pairs)),
+      line(fmt::format("{}: {} <-> {} hosts: {}\n", word, fabric::printable_utf8(name), pairs.size(), pairs_word(m, state, pairs)),
            pairs.size());
     }
   }
   for (std::size_t at = 0; at < m.pairs.size(); ++at) {
     const auto& p = m.pairs[at];
     if (p.state != state || told[at]) continue;
-    line(fmt::format("{}: {} <-> {}: {}\n", word, fabric::printable(m.hosts[p.a]), fabric::printable(m.hosts[p.b]),
+    line(fmt::format("{}: {} <-> {}: {}\n", word, fabric::printable_utf8(m.hosts[p.a]), fabric::printable_utf8(m.hosts[p.b]),
                      pairs_word(m, state, {at})),
          1);
   }
@@ -168,8 +170,8 @@ std::string format_matrix(const matrix& m) {
   std::size_t named = 0;
   for (const auto& p : m.pairs)
     if (p.retests > 0 && p.first_p50_us && p.state != pair_state::slow && named++ < pair_lines_up_to)
-      s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable(m.hosts[p.a]),
-                       fabric::printable(m.hosts[p.b]), *p.first_p50_us,
+      s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable_utf8(m.hosts[p.a]),
+                       fabric::printable_utf8(m.hosts[p.b]), *p.first_p50_us,
                        p.latency() ? fmt::format("{:.1f} us", p.latency()->p50) : std::string("no time"),
                        p.state == pair_state::ok     ? std::string_view("passed")
                        : p.state == pair_state::slow ? std::string_view("still slow")
@@ -178,7 +180,7 @@ std::string format_matrix(const matrix& m) {
     s += fmt::format("re-tested: {} (--csv, -j)\n", fabric::counted(named - pair_lines_up_to, "more pair"));
   if (!m.worst.empty()) {
     s += "worst hosts:";
-    for (const auto& [h, k] : m.worst) s += fmt::format(" {} ({})", fabric::printable(h), k);
+    for (const auto& [h, k] : m.worst) s += fmt::format(" {} ({})", fabric::printable_utf8(h), k);
     s += "\n";
   }
   for (const auto& n : m.notes) s += fmt::format("note: {}\n", n);
