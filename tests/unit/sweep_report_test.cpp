@@ -103,6 +103,31 @@ TEST(sweep_report_hostile, a_host_name_of_100_kb_is_no_hosts_and_makes_no_huge_t
   EXPECT_EQ(sweep::merge({line("a", longest, true, 20)}, defaults).hosts, (std::vector<std::string>{"a", longest}));
 }
 
+TEST(sweep_report_hostile, a_lone_surrogate_in_a_name_is_read_as_text_and_counted) {
+  // "z\ud800" (no character) made simdjson refuse each line naming it: the
+  // host's failed pairs were dropped and the report passed.
+  auto lone = [](std::string text) {
+    auto at = text.find("zq");
+    return text.replace(at, 2, "z\\ud800");
+  };
+  auto paired = [](std::string text) {  // a surrogate pair is a character
+    auto at = text.find("zq");
+    return text.replace(at, 2, "y\\ud83d\\udd25");
+  };
+  auto m = sweep::merge({line("a", "b", true, 20), lone(line("a", "zq", false, 0)), lone(line("b", "zq", false, 0)),
+                         paired(line("a", "zq", true, 20)), line("a", "e\\ud800", true, 20)},
+                        defaults);
+  EXPECT_NE(std::find(m.hosts.begin(), m.hosts.end(), "z\\ud800"), m.hosts.end()) << ::testing::PrintToString(m.hosts);
+  EXPECT_NE(std::find(m.hosts.begin(), m.hosts.end(), "y\xf0\x9f\x94\xa5"), m.hosts.end()) << ::testing::PrintToString(m.hosts);
+  EXPECT_NE(std::find(m.hosts.begin(), m.hosts.end(), "e\\ud800"), m.hosts.end()) << "an escaped backslash is no escape";
+  EXPECT_EQ(pair_of(m, "a", "z\\ud800").state, pair_state::failed);
+  EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::test_failed);
+  EXPECT_TRUE(has_note(m, "2 lines had a UTF-16 surrogate escape without its other half (\\ud800: no character), read as "
+                          "that text"))
+      << ::testing::PrintToString(m.notes);
+  EXPECT_FALSE(has_note(m, "not the sweep's")) << ::testing::PrintToString(m.notes);
+}
+
 TEST(sweep_report_hostile, a_failure_of_megabytes_is_kept_as_its_head_and_tail) {
   auto failed = line("a", "e", false, 0);
   failed.replace(failed.find("timed out"), 9, "lost " + std::string(2'000'000, 'x') + " link");

@@ -147,7 +147,7 @@ struct matrix_builder::state {
   // being read: a stream is a label, and a run's tag, in one input.
   text_map<double> stream_time;
   std::string stream;  // the key of the line being read
-  std::size_t foreign = 0, malformed = 0, long_names = 0, other_checks = 0, lines_seen = 0;
+  std::size_t foreign = 0, malformed = 0, long_names = 0, lone_surrogates = 0, other_checks = 0, lines_seen = 0;
 
   std::uint32_t host(std::string_view name) {
     if (auto it = ids.find(name); it != ids.end()) return it->second;
@@ -292,6 +292,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
   }
   s.malformed += w.malformed;
   s.long_names += w.long_names;
+  if (w.lone_surrogates) ++s.lone_surrogates;
   // A rank's document has no time: it is as old as its stream's last
   // event of the same run. Another run's time, or another input's, says
   // nothing of it (a document saved with -j beside a newer run's lines).
@@ -601,6 +602,10 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
   if (malformed > 0)
     notes.push_back(fmt::format("{} pair lines of a wrong shape (a field of the wrong type or value) were skipped",
                                 malformed));
+  if (lone_surrogates > 0)
+    notes.push_back(fmt::format("{} a UTF-16 surrogate escape without its other half (\\ud800: no character), "
+                                "read as that text",
+                                fabric::counted(lone_surrogates, "line had", "lines had")));
   if (long_names > 0)
     notes.push_back(fmt::format("{} naming a host of more than {} bytes (no host's name is that long) {} skipped",
                                 fabric::counted(long_names, "pair line"), max_host_name_bytes,

@@ -116,6 +116,7 @@ struct line_word {
   std::optional<verdict_options> verdict;
   std::size_t malformed = 0;      ///< pair entries skipped for a wrong type or value
   std::size_t long_names = 0;     ///< pair entries skipped for a host name over max_host_name_bytes
+  bool lone_surrogates = false;   ///< read with a lone UTF-16 surrogate escape (\ud800) as the text it is
 };
 
 /// Reads JSON texts with simdjson (measured some 20 times faster than

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include <charconv>
 #include <cmath>
 #include <limits>
 
@@ -34,6 +35,51 @@ std::string with_bad_bytes_escaped(std::string_view line) {
       line.remove_prefix(1);
     }
   }
+  return out;
+}
+
+/// The UTF-16 unit of the \uXXXX escape at `at` (its backslash), if any.
+std::optional<unsigned> unicode_escape(std::string_view text, std::size_t at) {
+  if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') return std::nullopt;
+  unsigned unit = 0;
+  auto hex = text.substr(at + 2, 4);
+  auto [end, ec] = std::from_chars(hex.data(), hex.data() + 4, unit, 16);
+  if (ec != std::errc() || end != hex.data() + 4) return std::nullopt;
+  return unit;
+}
+
+/// A line whose strings carry a UTF-16 surrogate escape without its other
+/// half (a lone "\ud800", no character at all, for which simdjson refuses
+/// the line): each such escape as the text it is, \ud800, as a byte that
+/// is not UTF-8 becomes \xNN, so that the line is read and its pair kept.
+/// Nothing when there is none.
+std::optional<std::string> with_lone_surrogates_as_text(std::string_view line) {
+  auto high = [](unsigned u) { return u >= 0xd800 && u <= 0xdbff; };
+  auto low = [](unsigned u) { return u >= 0xdc00 && u <= 0xdfff; };
+  std::string out;
+  bool any = false;
+  for (std::size_t i = 0; i < line.size();) {
+    if (line[i] != '\\' || i + 1 == line.size()) {
+      out += line[i++];
+      continue;
+    }
+    auto unit = unicode_escape(line, i);
+    if (!unit) {  // another escape: its two characters
+      out.append(line.substr(i, 2));
+      i += 2;
+    } else if (auto next = unicode_escape(line, i + 6); high(*unit) && next && low(*next)) {
+      out.append(line.substr(i, 12));
+      i += 12;
+    } else {
+      if (high(*unit) || low(*unit)) {
+        out += '\\';
+        any = true;
+      }
+      out.append(line.substr(i, 6));
+      i += 6;
+    }
+  }
+  if (!any) return std::nullopt;
   return out;
 }
 
@@ -286,6 +332,7 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.verdict.reset();
   s.word.malformed = 0;
   s.word.long_names = 0;
+  s.word.lone_surrogates = false;
   s.buffer.assign(json);
   s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
   element root;
@@ -295,6 +342,15 @@ const line_word& line_reader::read(std::string_view json) {
     auto size = s.buffer.size();
     s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
     parsed = s.parser.parse(s.buffer.data(), size, false).get(root);
+  }
+  if (parsed == simdjson::STRING_ERROR) {
+    if (auto mended = with_lone_surrogates_as_text(std::string_view(s.buffer.data(), s.buffer.size() - simdjson::SIMDJSON_PADDING))) {
+      s.buffer = std::move(*mended);
+      auto size = s.buffer.size();
+      s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
+      parsed = s.parser.parse(s.buffer.data(), size, false).get(root);
+      s.word.lone_surrogates = parsed == simdjson::SUCCESS;
+    }
   }
   if (parsed != simdjson::SUCCESS) return s.word;
   object line;
