@@ -128,6 +128,23 @@ TEST(sweep_report_hostile, a_lone_surrogate_in_a_name_is_read_as_text_and_counte
   EXPECT_FALSE(has_note(m, "not the sweep's")) << ::testing::PrintToString(m.notes);
 }
 
+TEST(sweep_report_hostile, a_side_that_says_a_meeting_again_otherwise_is_noted) {
+  // The same line twice (a rank's event, then its document): no note.
+  auto same = sweep::merge({line("a", "b", true, 20), line("a", "b", true, 20), line("a", "b", true, 0, {}, "server"),
+                            line("a", "b", true, 0, {}, "server")},
+                           defaults);
+  EXPECT_TRUE(same.notes.empty()) << ::testing::PrintToString(same.notes);
+  // The client's word on round 1 of a-b, then other words on the same
+  // meeting: other figures, and a failure. Each once gave no note.
+  auto m = sweep::merge({line("a", "b", true, 20), line("a", "b", true, 90), line("a", "c", true, 20),
+                         line("a", "c", false, 0), line("b", "c", false, 0), line("b", "c", false, 0, {{"error", "other"}})},
+                        defaults);
+  EXPECT_TRUE(has_note(m, "3 pair lines gave a side's word on a meeting of a pair again, with other words than before"))
+      << ::testing::PrintToString(m.notes);
+  EXPECT_EQ(pair_of(m, "a", "c").state, pair_state::failed) << "a failure of either stands";
+  EXPECT_DOUBLE_EQ(pair_of(m, "a", "b").latency()->p50, 90) << "else the later figures";
+}
+
 TEST(sweep_report_hostile, a_failure_of_megabytes_is_kept_as_its_head_and_tail) {
   auto failed = line("a", "e", false, 0);
   failed.replace(failed.find("timed out"), 9, "lost " + std::string(2'000'000, 'x') + " link");

@@ -43,7 +43,31 @@ struct meeting {
   std::uint8_t seen = 0, passed = 0, failed = 0;  // bits: 1 the server's side, 2 the client's
   bool figures_from_client = false;
   bool error_is_absence = false;  // p.error only says the side's peer did not come
+  // A digest of each side's word (said_by[side - 1]), to tell a side that
+  // said it again with other words from one whose line came twice (its
+  // event and its document): in the struct's padding, no memory of its own.
+  std::uint8_t said_by[2] = {};
 };
+
+/// Eight bits of a side's word: whether it passed, why not, and its figures.
+std::uint8_t digest(const side_record& s) {
+  std::uint64_t h = 0xcbf29ce484222325;
+  auto mix = [&](std::string_view bytes) {
+    for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3;
+  };
+  auto number = [&](double v) { mix(std::string_view(reinterpret_cast<const char*>(&v), sizeof v)); };
+  mix(s.ok ? "ok" : "failed");
+  mix(s.peer_absent ? "absent" : "");
+  mix(s.error);
+  number(s.elapsed_us);
+  if (s.latency)
+    for (double v : {s.latency->p50, s.latency->p99, s.latency->min, s.latency->max, s.latency->mean}) number(v);
+  if (s.bandwidth)
+    for (const auto& d : {s.bandwidth->client_to_server, s.bandwidth->server_to_client})
+      if (d) number(d->gbps), number(d->seconds), number(static_cast<double>(d->bytes));
+  for (int shift = 8; shift < 64; shift += 8) h ^= h >> shift;
+  return static_cast<std::uint8_t>(h);
+}
 
 /// Each pair's latest sweep's round, a row per host: row `lo` holds the
 /// meetings of lo with every host after it, `hi` at hi - lo - 1. The matrix
@@ -148,6 +172,7 @@ struct matrix_builder::state {
   text_map<double> stream_time;
   std::string stream;  // the key of the line being read
   std::size_t foreign = 0, malformed = 0, long_names = 0, lone_surrogates = 0, other_checks = 0, lines_seen = 0;
+  std::size_t said_otherwise = 0;  // a side's word on a meeting again, other than before
 
   std::uint32_t host(std::string_view name) {
     if (auto it = ids.find(name); it != ids.end()) return it->second;
@@ -253,6 +278,11 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   }
   auto& m = *at;
   std::uint8_t side = s.client_side ? 2 : 1;
+  auto word = digest(s);
+  if ((m.seen & side) != 0 &&
+      (m.said_by[side - 1] != word || (s.ok && (m.failed & side) != 0) || (!s.ok && (m.passed & side) != 0)))
+    ++said_otherwise;
+  m.said_by[side - 1] = word;
   m.seen |= side;
   m.p.elapsed_us = std::max(m.p.elapsed_us, s.elapsed_us);
   // The client's word is the measurement; a failure from either side
@@ -632,6 +662,11 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
                                 run.later_runs == 1 ? "has" : "have", check, run.later_runs == 1 ? "its" : "their",
                                 fabric::counted(run.later_lines, "line was", "lines were")));
   if (joined > 0) notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
+  if (said_otherwise > 0)
+    notes.push_back(fmt::format("{} a side's word on a meeting of a pair again, with other words than before (lines of "
+                                "two runs without run ids, or edited): a failure of either stands, else the later "
+                                "figures",
+                                fabric::counted(said_otherwise, "pair line gave", "pair lines gave")));
   if (outside.pairs > 0) {
     constexpr std::size_t names_up_to = 8;
     std::vector<std::string> named;
