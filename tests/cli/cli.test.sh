@@ -366,6 +366,15 @@ kill "$feeder" 2>/dev/null
 wait "$feeder" 2>/dev/null
 check "fabric-sweep --pairs of an endless word: a usage error (2) at once, naming the line" \
   test "$rc" -eq 2 -a -n "$(grep -F -e "pairs-fifo:1: a word longer than 255 bytes" "$WORK/err")"
+# report --check of a check the lines do not have: a usage error that
+# says what they have (it once said "28 missing" and failed as a sweep).
+"$LINES" 8 -o "$WORK/ping8.jsonl"
+run fabric-sweep report --check bw "$WORK/ping8.jsonl"
+check "fabric-sweep report --check bw of ping lines: exit 2, one line naming what the input has" \
+  test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep -F -e "--check bw: the input has no bw pair lines, only pair lines of ping (112)" "$WORK/err")"
+run fabric-sweep report -j --check bw "$WORK/ping8.jsonl"
+check "fabric-sweep report -j --check bw of ping lines: a valid document of the usage error" \
+  doc 'd["exit_code"] == 2 and "no bw pair lines" in d["error"]'
 # The meeting before the first round, on loopback: rank 0 holds every
 # rank's connection until it answers them all, more than a soft limit of
 # 48 open files allows; it raises the limit (within the hard one) and hears

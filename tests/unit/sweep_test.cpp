@@ -445,6 +445,16 @@ TEST(sweep_report, one_check_a_matrix_the_first_lines_or_the_one_asked_for) {
   EXPECT_EQ(ping.pairs[0].state, sweep::pair_state::failed);
   EXPECT_EQ(ping.pairs[1].state, sweep::pair_state::ok);
   EXPECT_NE(sweep::format_matrix(first).find("p50 connection setup time"), std::string::npos);
+  // A check the lines do not have: an error that says what they have, not
+  // a matrix of missing pairs.
+  try {
+    sweep::merge(lines, factor3, sweep::check::bw);
+    ADD_FAILURE() << "a matrix of bw pairs from none";
+  } catch (const fabric::error& e) {
+    EXPECT_EQ(e.code(), fabric::exit_code::usage);
+    EXPECT_STREQ(e.what(), "--check bw: the input has no bw pair lines, only pair lines of connect (1), ping (2), ud (1)");
+  }
+  EXPECT_EQ(sweep::merge({}, factor3, sweep::check::bw).hosts.size(), 0u) << "no pair lines at all: nothing to say";
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
+#include "fabric/cli/cli.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -173,6 +174,9 @@ struct matrix_builder::state {
   std::string stream;  // the key of the line being read
   std::size_t foreign = 0, malformed = 0, long_names = 0, lone_surrogates = 0, other_checks = 0, lines_seen = 0;
   std::size_t said_otherwise = 0;  // a side's word on a meeting again, other than before
+  bool asked = false;              // the check was given (report --check)
+  std::size_t wanted_lines = 0;    // pair lines of the check
+  std::map<std::string, std::size_t, std::less<>> other_check_lines;  // of each other check
 
   std::uint32_t host(std::string_view name) {
     if (auto it = ids.find(name); it != ids.end()) return it->second;
@@ -236,8 +240,10 @@ struct matrix_builder::state {
   /// Whether a pair line counts for the matrix: its check is the one.
   bool wanted(std::string_view c) {
     if (!only) only = check_of(c).value_or(check::ping);
-    if (c == check_name(*only)) return true;
+    if (c == check_name(*only)) return ++wanted_lines, true;
     ++other_checks;
+    if (auto it = other_check_lines.find(c); it != other_check_lines.end()) ++it->second;
+    else other_check_lines.emplace(std::string(c), 1);
     return false;
   }
   void absorb(run_store& r, const side_in& in);
@@ -307,7 +313,10 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   }
 }
 
-matrix_builder::matrix_builder(std::optional<check> only) : s_(std::make_unique<state>()) { s_->only = only; }
+matrix_builder::matrix_builder(std::optional<check> only) : s_(std::make_unique<state>()) {
+  s_->only = only;
+  s_->asked = only.has_value();
+}
 matrix_builder::~matrix_builder() = default;
 
 void matrix_builder::end_of_input() { s_->stream_time.clear(); }
@@ -690,6 +699,16 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
 
 matrix matrix_builder::finish(const line_counts& lines) {
   auto& s = *s_;
+  // A check asked for that no pair line has, where others' lines came: a
+  // matrix of its pairs would be every pair missing.
+  if (s.asked && s.wanted_lines == 0 && !s.other_check_lines.empty()) {
+    std::vector<std::string> others;
+    for (const auto& [name, count] : s.other_check_lines)
+      others.push_back(fmt::format("{} ({})", fabric::printable(name), count));
+    auto asked = check_name(*s.only);
+    fabric::cli::usage_error(fmt::format("--check {}: the input has no {} pair lines, only pair lines of {}", asked, asked,
+                                         fmt::join(others, ", ")));
+  }
   matrix m;
   m.check = s.only.value_or(check::ping);
   auto& run = s.keep_latest_run(m.run);

@@ -36,7 +36,8 @@ public:
   /// The matrix, its pairs not yet judged (no pair is slow): the kept
   /// run chosen, lines without a run joined to it, the hosts put in
   /// order, each pair's final word taken, the notes on what was read.
-  /// `lines` are the reader's counts.
+  /// `lines` are the reader's counts. Throws a usage error when the check
+  /// was given and no pair line has it, but lines of other checks came.
   matrix finish(const line_counts& lines = {});
 
 private:
