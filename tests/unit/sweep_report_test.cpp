@@ -178,6 +178,27 @@ TEST(sweep_report_hostile, the_tools_own_outliers_events_are_the_sweeps) {
   EXPECT_TRUE(m.notes.empty()) << ::testing::PrintToString(m.notes);
 }
 
+TEST(sweep_report_hostile, a_count_of_one_is_singular_in_every_note) {
+  // "1 lines were not the sweep's": each count of one, once.
+  auto malformed = nlohmann::json::parse(line("a", "c", true, 10));
+  malformed["result"]["round"] = "1";
+  auto orphan = nlohmann::json::parse(line("a", "b", true, 10));
+  orphan["result"]["run"] = nullptr;
+  auto m = sweep::merge({"not JSON", malformed.dump(), line("a", "c", true, 11), line("a", "c", true, 10, {{"check", "ud"}}),
+                         orphan.dump(),
+                         nlohmann::json{{"tool", "fabric-sweep"}, {"event", "started"}, {"started", {{"hosts", {"a", "b", "c"}}}}}
+                             .dump()},
+                        defaults);
+  for (const char* said : {"1 line was not the sweep's and was skipped",
+                           "1 pair line of a wrong shape (a field of the wrong type or value) was skipped",
+                           "1 pair line of other checks than ping was skipped", "1 line without a run id was taken",
+                           "1 of 3 pairs was reported by neither side"})
+    EXPECT_TRUE(has_note(m, said)) << said << "\n" << ::testing::PrintToString(m.notes);
+  for (const auto& n : m.notes)
+    for (const char* plural : {"1 lines", "1 pairs", "1 pair lines", "1 hosts", "1 runs"})
+      EXPECT_EQ(n.find(plural), std::string::npos) << n;
+}
+
 TEST(sweep_report_lines, over_long_lines_are_skipped_and_pieces_joined) {
   std::vector<std::string> got;
   sweep::line_joiner j([&](std::string_view, std::string_view text) { got.emplace_back(text); }, 64);

@@ -395,9 +395,9 @@ std::optional<std::string> mtu_note(const std::vector<std::pair<std::string_view
     if (hosts.size() > names_up_to) names += fmt::format(" and {} more", hosts.size() - names_up_to);
     apart += fmt::format("{}{} {}", apart.empty() ? "" : "; ", names, mtu);
   }
-  return fmt::format("the hosts' port MTUs differ: {}; the other {} host{} {} (a packet larger than a peer's MTU is "
+  return fmt::format("the hosts' port MTUs differ: {}; the other {} {} (a packet larger than a peer's MTU is "
                      "dropped on its way there)",
-                     apart, most->second.size(), most->second.size() == 1 ? "" : "s", most->first);
+                     apart, fabric::counted(most->second.size(), "host"), most->first);
 }
 
 bool better(check c, const merged_pair& x, const merged_pair& than) {
@@ -634,13 +634,16 @@ void matrix_builder::state::take_run_facts(const run_store& run, const std::vect
 void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::size_t joined,
                                       const strangers& outside) const {
   std::vector<std::string> notes;
+  auto were = [](std::size_t n) { return n == 1 ? "was" : "were"; };
   if (auto skipped = foreign + lines.foreign; skipped > 0)
-    notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", skipped));
+    notes.push_back(fmt::format("{} not the sweep's and {} skipped", fabric::counted(skipped, "line was", "lines were"),
+                                were(skipped)));
   if (lines.over_long > 0)
-    notes.push_back(fmt::format("{} lines longer than {} MiB were skipped", lines.over_long, max_line_bytes >> 20));
+    notes.push_back(fmt::format("{} longer than {} MiB {} skipped", fabric::counted(lines.over_long, "line"),
+                                max_line_bytes >> 20, were(lines.over_long)));
   if (malformed > 0)
-    notes.push_back(fmt::format("{} pair lines of a wrong shape (a field of the wrong type or value) were skipped",
-                                malformed));
+    notes.push_back(fmt::format("{} of a wrong shape (a field of the wrong type or value) {} skipped",
+                                fabric::counted(malformed, "pair line"), were(malformed)));
   if (lone_surrogates > 0)
     notes.push_back(fmt::format("{} a UTF-16 surrogate escape without its other half (\\ud800: no character), "
                                 "read as that text",
@@ -648,10 +651,10 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
   if (long_names > 0)
     notes.push_back(fmt::format("{} naming a host of more than {} bytes (no host's name is that long) {} skipped",
                                 fabric::counted(long_names, "pair line"), max_host_name_bytes,
-                                long_names == 1 ? "was" : "were"));
+                                were(long_names)));
   if (other_checks > 0)
-    notes.push_back(fmt::format("{} pair lines of other checks than {} were skipped (report --check chooses)",
-                                other_checks, check_name(m.check)));
+    notes.push_back(fmt::format("{} of other checks than {} {} skipped (report --check chooses)",
+                                fabric::counted(other_checks, "pair line"), check_name(m.check), were(other_checks)));
   const auto& run = m.run;
   auto check = check_name(m.check);
   if (run.earlier_runs > 0 || run.earlier_lines > 0)
@@ -663,14 +666,16 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
                                                   fabric::counted(run.earlier_runs, "earlier run"))
                                     : fabric::counted(run.earlier_lines, "line without a run id, older than it,",
                                                       "lines without a run id, older than it,"),
-                                run.earlier_lines == 1 ? "was" : "were"));
+                                were(run.earlier_lines)));
   if (run.later_runs > 0)
     notes.push_back(fmt::format("{}{} {} no {} pair lines (a sweep under way, or another check's): {} {} skipped",
                                 fabric::counted(run.later_runs, "later run"),
                                 run.later_ids.empty() ? std::string() : fmt::format(" ({})", fmt::join(run.later_ids, ", ")),
                                 run.later_runs == 1 ? "has" : "have", check, run.later_runs == 1 ? "its" : "their",
                                 fabric::counted(run.later_lines, "line was", "lines were")));
-  if (joined > 0) notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
+  if (joined > 0)
+    notes.push_back(fmt::format("{} without a run id {} taken as the latest run's", fabric::counted(joined, "line"),
+                                were(joined)));
   if (said_otherwise > 0)
     notes.push_back(fmt::format("{} a side's word on a meeting of a pair again, with other words than before (lines of "
                                 "two runs without run ids, or edited): a failure of either stands, else the later "
@@ -685,14 +690,15 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
     notes.push_back(fmt::format("{} {} outside the ranks' host lists ({}) {} skipped",
                                 fabric::counted(outside.pairs, "pair"),
                                 outside.hosts.size() == 1 ? "naming a host" : "naming hosts", fmt::join(named, ", "),
-                                outside.pairs == 1 ? "was" : "were"));
+                                were(outside.pairs)));
   }
   if (auto missing = m.count(pair_state::missing); missing > 0)
-    notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.planned()));
+    notes.push_back(fmt::format("{} of {} {} reported by neither side", missing, fabric::counted(m.planned(), "pair"),
+                                were(missing)));
   if (auto unplanned = m.count(pair_state::unplanned); unplanned > 0)
-    notes.push_back(fmt::format("{} of {} pairs of the hosts were not in the run's plan (--quick, --pairs) and are not "
-                                "judged",
-                                unplanned, m.pairs.size()));
+    notes.push_back(fmt::format("{} of {} of the hosts {} not in the run's plan (--quick, --pairs) and {} not judged",
+                                unplanned, fabric::counted(m.pairs.size(), "pair"), were(unplanned),
+                                unplanned == 1 ? "is" : "are"));
   // Before the run's own (the MTUs'): what was read, then what it says.
   m.notes.insert(m.notes.begin(), std::make_move_iterator(notes.begin()), std::make_move_iterator(notes.end()));
 }
