@@ -315,6 +315,8 @@ done
 run fabric-sweep report --csv "$WORK/page/pairs.csv" --outliers "$WORK/page/again.txt" \
   --prometheus "$WORK/page/$(printf 'p%.0s' $(seq 245)).prom" -j "$WORK/twelve.jsonl"
 check "fabric-sweep report -j of 12 hosts: exit 1, a valid document" valid_document
+check "fabric-sweep report -j: schema version 2, its count of passed pairs summary.passed, no summary.ok" \
+  doc 'd["schema"] == "fabric-toolkit/fabric-sweep/2" and isinstance(d["summary"]["passed"], int) and "ok" not in d["summary"]'
 check "fabric-sweep report -j: a slow host, a dead one, a lossy pair" \
   doc 'd["summary"]["slow"] == 10 and d["summary"]["failed"] == 12 and d["summary"]["run"] == "run-1" and not d["summary"]["notes"][:-1]'
 check "fabric-sweep report --csv: a header and a row per pair" test "$(wc -l <"$WORK/page/pairs.csv")" -eq 67

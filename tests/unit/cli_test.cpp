@@ -75,6 +75,9 @@ TEST(cli, document_has_every_common_key) {
                         "summary"})
     EXPECT_TRUE(d.contains(k)) << k;
   EXPECT_EQ(d["schema"], "fabric-toolkit/rping/1");
+  // fabric-sweep's report's summary.ok, a count, became summary.passed:
+  // its version moved, so that a script reading the old key can tell.
+  EXPECT_EQ(fabric::schema_name("fabric-sweep"), "fabric-toolkit/fabric-sweep/2");
   EXPECT_EQ(d["exit_code"], 6);
   EXPECT_EQ(d["ok"], false);
   EXPECT_EQ(d["error"], "no answer");

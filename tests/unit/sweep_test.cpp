@@ -90,7 +90,7 @@ std::string pair_line(const std::string& prefix, const std::string& server, cons
   nlohmann::json pair{{"kind", "pair"}, {"ok", ok}, {"error", ok ? nlohmann::json(nullptr) : nlohmann::json("timed out")},
                       {"round", 1}, {"server", server}, {"client", client}, {"side", "client"}};
   if (ok) pair["latency"] = {{"count", 10}, {"p50_us", p50}, {"p99_us", p50 * 1.2}};
-  nlohmann::json line{{"schema", "fabric-toolkit/fabric-sweep/1"}, {"tool", "fabric-sweep"}, {"event", "result"}, {"result", pair}};
+  nlohmann::json line{{"schema", "fabric-toolkit/fabric-sweep/2"}, {"tool", "fabric-sweep"}, {"event", "result"}, {"result", pair}};
   return prefix + line.dump();
 }
 
