@@ -27,6 +27,23 @@ run() {
   rc=0
   timeout -k 2 30 "$BIN/$1" "${@:2}" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
 }
+# interrupted SIGNAL CMD...: CMD in the background, sent SIGNAL a second
+# later; its status in $rc, the milliseconds it took to end in $took. The
+# process $feeder (what writes its input) is ended after it.
+interrupted() {
+  local signal=$1 pid t0
+  shift
+  "$@" >/dev/null 2>&1 &
+  pid=$!
+  sleep 1
+  t0=$(date +%s%N)
+  kill "-$signal" "$pid"
+  rc=0
+  wait "$pid" || rc=$?
+  took=$((($(date +%s%N) - t0) / 1000000))
+  kill "$feeder" 2>/dev/null
+  wait "$feeder" 2>/dev/null
+}
 valid_document() { "$VALIDATE" "$WORK/out" 2>&1 | head -n 20 >&2; "$VALIDATE" "$WORK/out" 2>/dev/null; }
 valid_lines() { "$VALIDATE" --lines "$WORK/out" 2>/dev/null; }
 doc() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$WORK/out')); sys.exit(0 if ($1) else 1)"; }
@@ -349,16 +366,7 @@ check "fabric-sweep report new.jsonl old-docs.jsonl: the new run is the latest, 
 mkfifo "$WORK/pairs-fifo"
 yes '' >"$WORK/pairs-fifo" 2>/dev/null &
 feeder=$!
-"$BIN/fabric-sweep" --hosts a,b --rank 1 --address 127.0.0.1 --timeout 400 --pairs "$WORK/pairs-fifo" >/dev/null 2>&1 &
-rank=$!
-sleep 1
-t0=$(date +%s%N)
-kill -TERM "$rank"
-rc=0
-wait "$rank" || rc=$?
-took=$((($(date +%s%N) - t0) / 1000000))
-kill "$feeder" 2>/dev/null
-wait "$feeder" 2>/dev/null
+interrupted TERM "$BIN/fabric-sweep" --hosts a,b --rank 1 --address 127.0.0.1 --timeout 400 --pairs "$WORK/pairs-fifo"
 check "fabric-sweep --pairs of endless blank lines, SIGTERM: exit 130 within a second (${took} ms)" \
   test "$rc" -eq 130 -a "$took" -lt 1000
 tr '\0' x </dev/zero >"$WORK/pairs-fifo" 2>/dev/null &
@@ -407,16 +415,7 @@ mkdir -m 700 "$WORK/int"
 mkfifo "$WORK/fifo"
 (cat "$WORK/twelve.jsonl"; sleep 20) >"$WORK/fifo" &
 feeder=$!
-"$BIN/fabric-sweep" report --html "$WORK/int/page.html" --csv "$WORK/int/pairs.csv" "$WORK/fifo" >/dev/null 2>&1 &
-reporter=$!
-sleep 1
-t0=$(date +%s%N)
-kill -INT "$reporter"
-rc=0
-wait "$reporter" || rc=$?
-took=$((($(date +%s%N) - t0) / 1000000))
-kill "$feeder" 2>/dev/null
-wait "$feeder" 2>/dev/null
+interrupted INT "$BIN/fabric-sweep" report --html "$WORK/int/page.html" --csv "$WORK/int/pairs.csv" "$WORK/fifo"
 check "fabric-sweep report, SIGINT while reading: exit 130 within a second (${took} ms)" test "$rc" -eq 130 -a "$took" -lt 1000
 check "fabric-sweep report, SIGINT: no file written, none half-written" test -z "$(ls -A "$WORK/int")"
 # Ctrl-C while a slow reader holds the document's results back: the
