@@ -38,6 +38,16 @@ std::string check_help() {
   return out;
 }
 
+/// A number in `range`, or the word "auto".
+CLI::Validator auto_or_real(option_range range) {
+  auto number = fabric::cli::real(range.lo, range.hi);
+  return {[number](std::string& value) -> std::string {
+            if (value == "auto") return {};
+            return number(value);
+          },
+          fmt::format("{}-{} or auto", range.lo, range.hi)};
+}
+
 /// Options given on a command line whose mode has no use for them are a
 /// usage error, not silently ignored.
 void refuse_given(const std::vector<CLI::Option*>& others, std::string_view mode) {
@@ -91,14 +101,22 @@ void add_options(CLI::App& app, options& opt) {
       ->transform(fabric::cli::decimal(0, 86'400'000))->capture_default_str();
   auto& v = opt.verdict;
   auto* outlier_factor = app.add_option("--outlier-factor", v.outlier_factor,
-                 "Latency checks: a pair is slow when its median time is this many times the fleet's (and 3 MADs above it)")
+                 "Latency checks: a pair is slow above this many times the healthy pairs' median time (or --expect-us)")
       ->transform(fabric::cli::real(outlier_factor_range.lo, outlier_factor_range.hi))->capture_default_str();
   auto* bw_fraction = app.add_option("--bw-fraction", v.bw_fraction,
-                 "bw: a pair is slow below this fraction of the fleet's 90th percentile (lowered to a varying "
-                 "fleet's spread, a third at most)")
+                 "bw: a pair is slow below this fraction of the healthy pairs' median rate (or of --expect-gbps)")
       ->transform(fabric::cli::real(bw_fraction_range.lo, bw_fraction_range.hi))->capture_default_str();
-  auto* expect_gbps = app.add_option("--expect-gbps", v.expect_gbps, "bw: a pair is slow below this many Gb/s, whatever the fleet's")
-      ->transform(fabric::cli::real(expect_gbps_range.lo, expect_gbps_range.hi))->type_name("GBPS");
+  auto* expect_gbps = app.add_option_function<std::string>(
+         "--expect-gbps",
+         [&v](const std::string& text) {
+           v.expect_gbps_auto = text == "auto";
+           v.expect_gbps = v.expect_gbps_auto ? std::nullopt : std::optional(std::stod(text));
+         },
+         "bw: the Gb/s a pair should reach, whatever the fleet's; 'auto': each pair's from its two ports' rates")
+      ->transform(auto_or_real(expect_gbps_range))->type_name("GBPS|auto");
+  auto* expect_us = app.add_option("--expect-us", v.expect_us,
+                                   "Latency checks: the median time (us) a pair should have, whatever the fleet's")
+      ->transform(fabric::cli::real(expect_us_range.lo, expect_us_range.hi))->type_name("US");
 
   auto* rep = app.add_subcommand("report", "Merge the lines of every host into one matrix, JSON and HTML");
   rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")
@@ -124,10 +142,11 @@ void add_options(CLI::App& app, options& opt) {
   std::vector<CLI::Option*> run_only{hosts,   rank,     address,  address_file, port,           run_check,
                                      acm_service, group, count, size,    duration,     unidirectional, quick,
                                      pairs,   timeout,  pair_timeout, retests, repeat,  interval};
-  rep->callback([&opt, run_only, outlier_factor, bw_fraction, expect_gbps] {
+  rep->callback([&opt, run_only, outlier_factor, bw_fraction, expect_gbps, expect_us] {
     refuse_given(run_only, "fabric-sweep report");
     opt.mode = mode::report;
-    opt.report.given = {outlier_factor->count() > 0, bw_fraction->count() > 0, expect_gbps->count() > 0};
+    opt.report.given = {outlier_factor->count() > 0, bw_fraction->count() > 0, expect_gbps->count() > 0,
+                        expect_us->count() > 0};
   });
 
   auto* health = app.add_subcommand(
@@ -147,7 +166,7 @@ void add_options(CLI::App& app, options& opt) {
   health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options
   std::vector<CLI::Option*> sweep_only{hosts,    rank,           run_check, acm_service, group,          retests,
                                        repeat,   interval,       duration,  quick,       unidirectional, pairs,
-                                       outlier_factor, bw_fraction, expect_gbps};
+                                       outlier_factor, bw_fraction, expect_gbps, expect_us};
   health->callback([&opt, sweep_only] {
     refuse_given(sweep_only, "fabric-sweep health");
     opt.mode = mode::health;
@@ -192,7 +211,9 @@ nlohmann::json options_json(const options& o) {
             {"topology", text_or_null(o.report.topology)},
             {"outlier_factor", o.verdict.outlier_factor},
             {"bw_fraction", o.verdict.bw_fraction},
-            {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)}};
+            {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)},
+            {"expect_gbps_auto", o.verdict.expect_gbps_auto},
+            {"expect_us", fabric::value_or_null(o.verdict.expect_us)}};
   if (o.mode == mode::health)
     return {{"address", o.run.address},
             {"address_file", text_or_null(o.run.address_file)},
@@ -228,7 +249,9 @@ nlohmann::json options_json(const options& o) {
           {"interval", r.interval_ms},
           {"outlier_factor", o.verdict.outlier_factor},
           {"bw_fraction", o.verdict.bw_fraction},
-          {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)}};
+          {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)},
+          {"expect_gbps_auto", o.verdict.expect_gbps_auto},
+          {"expect_us", fabric::value_or_null(o.verdict.expect_us)}};
 }
 
 }  // namespace sweep

@@ -49,7 +49,7 @@ struct run_options {
 /// the report judges by the sweep's own, as its ranks' documents record
 /// them, for the others. All given by default: judge by what is asked.
 struct verdict_given {
-  bool outlier_factor = true, bw_fraction = true, expect_gbps = true;
+  bool outlier_factor = true, bw_fraction = true, expect_gbps = true, expect_us = true;
 };
 
 struct report_options {
@@ -71,15 +71,18 @@ struct option_range {
   [[nodiscard]] constexpr bool holds(double v) const noexcept { return v >= lo && v <= hi; }
 };
 inline constexpr option_range outlier_factor_range{1.0, 1000.0};
-inline constexpr option_range bw_fraction_range{0.01, 1.0};
+inline constexpr option_range bw_fraction_range{0.001, 1.0};
 inline constexpr option_range expect_gbps_range{0.001, 1e6};
+inline constexpr option_range expect_us_range{0.001, 1e9};
 
-/// What makes a pair slow (verdict.cpp): the run's re-tests and the
+/// What makes a pair slow (verdict.hpp): the run's re-tests and the
 /// report's verdicts both judge by these.
 struct verdict_options {
-  double outlier_factor = 2.5;        ///< --outlier-factor: latency checks, times the fleet's median
-  double bw_fraction = 0.93;          ///< --bw-fraction: bw, of the fleet's 90th percentile
-  std::optional<double> expect_gbps;  ///< --expect-gbps: bw, an absolute floor
+  double outlier_factor = 2.5;        ///< --outlier-factor: latency checks, times the healthy pairs' median
+  double bw_fraction = 0.93;          ///< --bw-fraction: bw, of the healthy pairs' median
+  std::optional<double> expect_gbps;  ///< --expect-gbps N: bw, the rate a pair should reach
+  bool expect_gbps_auto = false;      ///< --expect-gbps auto: each pair's rate from its ports'
+  std::optional<double> expect_us;    ///< --expect-us N: latency checks, the p50 a pair should have
 
   bool operator==(const verdict_options&) const = default;
 };

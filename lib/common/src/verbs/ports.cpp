@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <endian.h>
+
 #include <algorithm>
 #include <charconv>
 #include <fstream>
@@ -32,10 +34,16 @@ port_info describe(ibv_context* verbs, std::uint8_t port, const ibv_port_attr& p
   info.active_width = pa.active_width;
   info.active_speed = pa.active_speed;
   info.rate = sysfs_rate(info.device, port);
+  info.node_guid = be64toh(da.node_guid);
+  info.lid = pa.lid;
+  ibv_gid gid{};
+  if (ibv_query_gid(verbs, port, 0, &gid) == 0) info.port_guid = be64toh(gid.global.interface_id);
   return info;
 }
 
 }  // namespace
+
+std::string guid_text(std::uint64_t guid) { return fmt::format("{:#018x}", guid); }
 
 std::uint32_t mtu_bytes(unsigned mtu_enum) noexcept { return mtu_enum >= 1 && mtu_enum <= 5 ? 128u << mtu_enum : 0; }
 

@@ -24,6 +24,8 @@ std::string rerun_text(const matrix& m) {
   std::string out = fmt::format("# fabric-sweep report: the {} slow and failed pairs of --check {}, in {} rounds\n", pairs,
                                 check_name(m.check), rounds.size());
   out += "# run them again: fabric-sweep --pairs FILE, under the sweep's launcher\n";
+  // The re-run's report judges by the bar they were found slow by.
+  if (m.bar.value && m.bar.source != bar_source::ports) out += bar_line(m.check, *m.bar.value) + "\n";
   if (unnamed > 0) out += fmt::format("# {} pairs left out: a host name with a blank or '#'\n", unnamed);
   for (std::size_t r = 0; r < rounds.size(); ++r)
     for (const auto& p : rounds[r])

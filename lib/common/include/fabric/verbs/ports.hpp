@@ -56,9 +56,15 @@ struct port_info {
   std::uint8_t active_width = 0;   ///< IBV width bits (width_name)
   std::uint8_t active_speed = 0;   ///< IBV speed bits (speed_name)
   std::string rate;                ///< the kernel's words, from sysfs: "100 Gb/sec (4X EDR)"; empty when it does not say
+  std::uint64_t node_guid = 0;     ///< the device's node GUID, host order (0 unknown)
+  std::uint64_t port_guid = 0;     ///< the port's GUID: its GID 0's interface ID, host order (0 unknown)
+  std::uint16_t lid = 0;           ///< the port's LID (InfiniBand; 0 on Ethernet)
   /// The port's rate in Gb/s: the kernel's, else width x speed; nullopt when neither is known.
   [[nodiscard]] std::optional<double> rate_gbps() const noexcept;
 };
+
+/// A GUID as ibnetdiscover writes it: "0x0002c903000e0b72".
+std::string guid_text(std::uint64_t guid);
 
 /// Queries the device and port of a bound or resolved id.
 port_info query_port(rdma_cm_id* id);
