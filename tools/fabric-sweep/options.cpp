@@ -171,10 +171,31 @@ void add_options(CLI::App& app, options& opt) {
     refuse_given(sweep_only, "fabric-sweep health");
     opt.mode = mode::health;
   });
+
+  auto& d = opt.discover;
+  auto* disc = app.add_subcommand(
+      "discover", "Read the InfiniBand subnet from this host (as root): nodes, links, forwarding tables, port counters");
+  disc->add_option("-o,--output", d.output, "Write the fabric document here, as a whole or not at all")
+      ->type_name(std::string(fabric::completion::file_type));
+  disc->add_option("--ca", d.ca, "Walk from this InfiniBand device (default: the first with an Active port)")
+      ->type_name(std::string(fabric::completion::device_type));
+  disc->add_option("--port", d.port, "Walk from this port of the device (default: its first Active one)")
+      ->transform(fabric::cli::decimal(1, 254))->type_name("N");
+  fabric::cli::add_timeout_option(*disc, d.timeout_ms);
+  disc->add_flag("--no-counters", d.no_counters, "Read nodes, links and forwarding tables only, no port counters");
+  disc->fallthrough();  // -j and --json=lines
+  std::vector<CLI::Option*> not_discover{hosts,       rank,   address, address_file,   port,  run_check,   acm_service,
+                                         group,       count,  size,    duration,       unidirectional, quick, pairs,
+                                         timeout, pair_timeout, retests, repeat, interval, outlier_factor, bw_fraction,
+                                         expect_gbps, expect_us};
+  disc->callback([&opt, not_discover] {
+    refuse_given(not_discover, "fabric-sweep discover");
+    opt.mode = mode::discover;
+  });
 }
 
 void validate(const options& opt) {
-  if (opt.mode == mode::report) return;
+  if (opt.mode == mode::report || opt.mode == mode::discover) return;
   const auto& r = opt.run;
   if (!r.address_file.empty() && r.address != "{host}")
     fabric::cli::usage_error("--address and --address-file: give one");
@@ -214,6 +235,12 @@ nlohmann::json options_json(const options& o) {
             {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)},
             {"expect_gbps_auto", o.verdict.expect_gbps_auto},
             {"expect_us", fabric::value_or_null(o.verdict.expect_us)}};
+  if (o.mode == mode::discover)
+    return {{"output", text_or_null(o.discover.output)},
+            {"ca", text_or_null(o.discover.ca)},
+            {"port", fabric::value_or_null(o.discover.port)},
+            {"timeout", o.discover.timeout_ms},
+            {"no_counters", o.discover.no_counters}};
   if (o.mode == mode::health)
     return {{"address", o.run.address},
             {"address_file", text_or_null(o.run.address_file)},

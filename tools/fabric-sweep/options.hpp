@@ -1,6 +1,7 @@
 #pragma once
 /// fabric-sweep's command line: the options of a rank of the sweep, of
-/// the report and of the health check, and the rules that judge pairs.
+/// the report, of the health check and of discover, and the rules that
+/// judge pairs.
 
 #include "fabric-sweep/rank/checks.hpp"
 
@@ -95,8 +96,17 @@ struct health_options {
   std::optional<std::uint32_t> expect_mtu; ///< --expect-mtu: bytes; an Active port of another active MTU fails
 };
 
+/// What `discover` reads of the subnet, and from where.
+struct discover_options {
+  std::string output;        ///< -o, --output FILE: the fabric document, written atomically
+  std::string ca;            ///< --ca: the CA to walk from (default: the first with an Active InfiniBand port)
+  std::optional<int> port;   ///< --port: its port (default: its first Active one)
+  int timeout_ms = 1000;     ///< --timeout: each MAD's wait for its answer
+  bool no_counters = false;  ///< --no-counters: nodes, links and tables only
+};
+
 /// What the command line asked for: a rank of a sweep, or a subcommand.
-enum class mode { rank, report, health };
+enum class mode { rank, report, health, discover };
 
 struct options {
   fabric::cli::output_options out;
@@ -104,6 +114,7 @@ struct options {
   report_options report;
   verdict_options verdict;         ///< the run's re-tests and the report's verdict
   health_options health;
+  discover_options discover;
   sweep::mode mode = mode::rank;
 };
 
