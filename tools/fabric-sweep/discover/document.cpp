@@ -108,6 +108,8 @@ nlohmann::json summary_json(const fabric& f) {
 }
 
 std::string document_text(nlohmann::json head, const fabric& f) {
+  head["schema"] = document_schema;
+  head["role"] = "discover";
   head["summary"] = summary_json(f);
   head["results"] = nlohmann::json::array();
   auto text = ::fabric::dump_json(head);

@@ -31,8 +31,8 @@ nlohmann::json node_json(const node& n, std::size_t index);
 nlohmann::json summary_json(const fabric& f);
 
 /// The whole document as compact text, one line: `head` (the skeleton's
-/// document: schema, tool, host, verdict, options) with the nodes as its
-/// results and the fabric's summary.
+/// document: tool, host, verdict, options) with the fabric document's
+/// schema and role, the nodes as its results and the fabric's summary.
 std::string document_text(nlohmann::json head, const fabric& f);
 
 /// A document read: the model, and what was left out of it and why.

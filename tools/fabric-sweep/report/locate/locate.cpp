@@ -183,8 +183,18 @@ evidence evidence_of(const index& at, std::uint32_t l, const index* later) {
   }
   const subnet::port* rate[2] = {now[0] != nullptr && !ev.went_down ? now[0] : ends[0],
                                  now[1] != nullptr && !ev.went_down ? now[1] : ends[1]};
-  ev.width = rate[0]->width;
-  ev.speed = rate[0]->speed;
+  // The two ends say the same of a link that trained; of one that did not
+  // quite, the narrower and slower is what the link carries.
+  auto narrower = [](std::uint8_t x, std::uint8_t y) {
+    if (x == 0 || y == 0) return static_cast<std::uint8_t>(x | y);
+    return subnet::lanes(x) <= subnet::lanes(y) ? x : y;
+  };
+  auto slower = [](std::uint8_t x, std::uint8_t y) {
+    if (x == 0 || y == 0) return static_cast<std::uint8_t>(x | y);
+    return std::min(x, y);
+  };
+  ev.width = narrower(rate[0]->width, rate[1]->width);
+  ev.speed = slower(rate[0]->speed, rate[1]->speed);
   ev.width_expected = expected_width(*rate[0], *rate[1]);
   ev.speed_expected = expected_speed(*rate[0], *rate[1]);
   ev.below_rate = (ev.width != 0 && ev.width_expected != 0 && subnet::lanes(ev.width) < subnet::lanes(ev.width_expected)) ||
@@ -278,9 +288,9 @@ std::string reason_of(const index& at, std::uint32_t l, const traffic* t, double
     bool host_a = na.type != subnet::node_type::switch_node, host_b = nb.type != subnet::node_type::switch_node;
     if (host_a || host_b)
       part += fmt::format(": {}'s own link, the host or its cable", subnet::node_name(host_a ? na : nb));
-    else if (good_a >= 0.8 && good_b >= 0.8)
+    else if (good_a >= 0.5 && good_b >= 0.5)
       part += fmt::format(" while the other links of {} and {} carry good pairs", subnet::node_name(na), subnet::node_name(nb));
-    else if (good_a < 0.8 || good_b < 0.8)
+    else
       part += fmt::format(", and {}'s other links carry bad pairs too", subnet::node_name(good_a < good_b ? na : nb));
     parts.push_back(std::move(part));
   }
