@@ -135,7 +135,7 @@ TEST(route, names_a_hole_a_loop_and_a_dead_end) {
   }
 }
 
-TEST(document, writes_and_reads_back_the_same_model) {
+TEST(fabric_document, writes_and_reads_back_the_same_model) {
   auto f = two_level();
   f.silent.push_back({f.nodes[0].guid, 30, "the node behind spine01 port 30 did not answer"});
   f.nodes[1].error = "its forwarding table did not answer (LIDs 0-63)";
@@ -147,7 +147,7 @@ TEST(document, writes_and_reads_back_the_same_model) {
   EXPECT_EQ(r.model, f);
 }
 
-TEST(document, a_text_that_is_no_document_is_one_error_line) {
+TEST(fabric_document, a_text_that_is_no_document_is_one_error_line) {
   auto text = text_of(two_level());
   EXPECT_NE(read_error(text.substr(0, text.size() / 2)).find("not a fabric document: not whole JSON"), std::string::npos);
   EXPECT_NE(read_error("").find("not a fabric document"), std::string::npos);
@@ -164,7 +164,7 @@ TEST(document, a_text_that_is_no_document_is_one_error_line) {
   EXPECT_NE(read_error(failed.dump()).find("its walk failed: no InfiniBand port"), std::string::npos);
 }
 
-TEST(document, a_field_of_the_wrong_type_is_named_by_its_path) {
+TEST(fabric_document, a_field_of_the_wrong_type_is_named_by_its_path) {
   auto f = two_level();
   auto j = nlohmann::json::parse(text_of(f));
   j["results"][3]["ports"][1]["lid"] = "3";
@@ -183,7 +183,7 @@ TEST(document, a_field_of_the_wrong_type_is_named_by_its_path) {
   EXPECT_NE(read_error(j.dump()).find("summary.taken_at: missing"), std::string::npos);
 }
 
-TEST(document, what_a_walk_cannot_mean_is_left_out_and_noted) {
+TEST(fabric_document, what_a_walk_cannot_mean_is_left_out_and_noted) {
   auto f = two_level();
   auto j = nlohmann::json::parse(text_of(f));
   auto host = j["results"].size() - 1;
@@ -208,7 +208,7 @@ TEST(document, what_a_walk_cannot_mean_is_left_out_and_noted) {
     for (std::uint16_t lid = 0; lid < 40; ++lid) (void)sn::walk_route(at, {a, 1}, lid);
 }
 
-TEST(document, a_port_linked_to_itself_or_elsewhere_is_no_link) {
+TEST(fabric_document, a_port_linked_to_itself_or_elsewhere_is_no_link) {
   auto f = two_level();
   auto host = synthetic::node_named(f, "host0001 mlx5_0");
   f.nodes[host].ports.front().peer = sn::peer_ref{f.nodes[host].guid, 1};  // itself
@@ -222,7 +222,7 @@ TEST(document, a_port_linked_to_itself_or_elsewhere_is_no_link) {
   EXPECT_EQ(route.ended, sn::route_end::no_source);
 }
 
-TEST(document, out_of_range_tables_and_lids) {
+TEST(fabric_document, out_of_range_tables_and_lids) {
   auto f = two_level();
   auto j = nlohmann::json::parse(text_of(f));
   j["results"][0]["lft"] = nlohmann::json::array();
@@ -237,7 +237,7 @@ TEST(document, out_of_range_tables_and_lids) {
   EXPECT_NE(read_error(j.dump()).find("a table of a node that is not a switch"), std::string::npos);
 }
 
-TEST(document, a_file_that_cannot_be_read_names_itself) {
+TEST(fabric_document, a_file_that_cannot_be_read_names_itself) {
   try {
     sn::read_document_file("/nonexistent/fabric.json");
     FAIL();
