@@ -4,9 +4,9 @@
 // counters' rises, whether it went down, and its rate against its ports'.
 // Explanation: greedily, as a set cover, the link that explains the most
 // bad pairs not yet explained is named next, each of its pairs weighted
-// by how bad the link's whole traffic is (a cable under a fault spoils
-// every pair that crosses it; a healthy link on the same routes carries
-// good pairs too), by whether its ends' other links carry good pairs (the
+// by how bad the link's traffic is, less the pairs already explained (a
+// cable under a fault spoils every pair that crosses it; a healthy link on
+// the same routes carries good pairs too), by whether its ends' other links carry good pairs (the
 // fault is the link's, not a switch's), and by its physical evidence.
 // Once a link is named its bad pairs are explained: the healthy links on
 // their routes lose their votes, so they are not named after it. Last,
@@ -378,8 +378,12 @@ location locate(const subnet::fabric& before, const subnet::fabric* after, const
     if (t.unexplained[l] == 0) return 0.0;
     good_a = good_elsewhere(t, at.links()[l].a.node, l, node_crossing, node_bad);
     good_b = good_elsewhere(t, at.links()[l].b.node, l, node_crossing, node_bad);
-    double purity = static_cast<double>(t.bad[l]) / static_cast<double>(t.crossing[l]);
-    return t.unexplained[l] * purity * (0.5 + 0.25 * (good_a + good_b)) * (1.0 + ev[l].weight());
+    // How bad the link's traffic is, once the bad pairs named links
+    // explain are taken out of it: a healthy link on a named link's routes
+    // is left with its good pairs.
+    auto u = static_cast<double>(t.unexplained[l]);
+    double purity = u / static_cast<double>(t.crossing[l] - (t.bad[l] - t.unexplained[l]));
+    return u * purity * (0.5 + 0.25 * (good_a + good_b)) * (1.0 + ev[l].weight());
   };
   std::vector<std::uint32_t> live;
   for (std::uint32_t l = 0; l < links; ++l)
