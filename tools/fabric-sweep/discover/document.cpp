@@ -207,32 +207,26 @@ public:
     return b;
   }
   template <class Of>
-  static std::uint8_t word(const object& o, std::string_view key, const std::string& where, Of of) {
-    auto w = text(o, key, where);
+  static std::uint8_t word_in(std::string_view w, const std::string& where, std::string_view key, Of of) {
     auto v = of(w);
     if (!v) throw bad_field{fmt::format("{}{}: '{}' is not one of its words", where, key, ::fabric::printable(w.substr(0, 40)))};
     return *v;
   }
   template <class Of>
+  static std::uint8_t word(const object& o, std::string_view key, const std::string& where, Of of) {
+    return word_in(text(o, key, where), where, key, of);
+  }
+  template <class Of>
   static std::uint8_t word_or_null(const object& o, std::string_view key, const std::string& where, Of of) {
     auto e = at(o, key, where);
-    if (e.is_null()) return 0;
-    auto w = text(e, where, key);
-    auto v = of(w);
-    if (!v) throw bad_field{fmt::format("{}{}: '{}' is not one of its words", where, key, ::fabric::printable(w.substr(0, 40)))};
-    return *v;
+    return e.is_null() ? std::uint8_t{0} : word_in(text(e, where, key), where, key, of);
   }
   template <class Of>
   static std::uint8_t mask(const object& o, std::string_view key, const std::string& where, Of of) {
     auto a = array_or_null(o, key, where);
     if (!a) throw bad_field{fmt::format("{}{}: not an array", where, key)};
     std::uint8_t out = 0;
-    for (auto e : *a) {
-      auto w = text(e, where, key);
-      auto v = of(w);
-      if (!v) throw bad_field{fmt::format("{}{}: '{}' is not one of its words", where, key, ::fabric::printable(w.substr(0, 40)))};
-      out = static_cast<std::uint8_t>(out | *v);
-    }
+    for (auto e : *a) out = static_cast<std::uint8_t>(out | word_in(text(e, where, key), where, key, of));
     return out;
   }
 

@@ -31,15 +31,8 @@ using ::fabric::exit_code;
 
 namespace {
 
-template <auto Fn>
-struct release {
-  template <class T>
-  void operator()(T* p) const noexcept {
-    Fn(p);
-  }
-};
-using discovered = std::unique_ptr<ibnd_fabric_t, release<&ibnd_destroy_fabric>>;
-using mad_port = std::unique_ptr<ibmad_port, release<&mad_rpc_close_port>>;
+using discovered = std::unique_ptr<ibnd_fabric_t, ::fabric::release<&ibnd_destroy_fabric>>;
+using mad_port = std::unique_ptr<ibmad_port, ::fabric::release<&mad_rpc_close_port>>;
 
 /// umad_get_ca's answer, released with it.
 struct ca_info {

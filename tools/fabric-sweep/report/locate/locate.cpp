@@ -33,20 +33,28 @@ namespace sweep::locate {
 using subnet::end;
 using subnet::index;
 
+namespace {
+
+/// The best of a mask both ports support, among what either enables
+/// (a port that enables nothing it says enables all it supports).
+template <class Best>
+std::uint8_t best_common(std::uint8_t supported_a, std::uint8_t enabled_a, std::uint8_t supported_b, std::uint8_t enabled_b,
+                         Best best) {
+  auto sa = supported_a != 0 ? supported_a : enabled_a;
+  auto sb = supported_b != 0 ? supported_b : enabled_b;
+  auto ca = enabled_a != 0 ? static_cast<std::uint8_t>(enabled_a & sa) : sa;
+  auto cb = enabled_b != 0 ? static_cast<std::uint8_t>(enabled_b & sb) : sb;
+  return best(static_cast<std::uint8_t>(sa & sb & (ca | cb)));
+}
+
+}  // namespace
+
 std::uint8_t expected_width(const subnet::port& a, const subnet::port& b) noexcept {
-  auto sa = a.widths_supported != 0 ? a.widths_supported : a.widths_enabled;
-  auto sb = b.widths_supported != 0 ? b.widths_supported : b.widths_enabled;
-  auto ca = a.widths_enabled != 0 ? static_cast<std::uint8_t>(a.widths_enabled & sa) : sa;
-  auto cb = b.widths_enabled != 0 ? static_cast<std::uint8_t>(b.widths_enabled & sb) : sb;
-  return subnet::widest(static_cast<std::uint8_t>(sa & sb & (ca | cb)));
+  return best_common(a.widths_supported, a.widths_enabled, b.widths_supported, b.widths_enabled, subnet::widest);
 }
 
 std::uint8_t expected_speed(const subnet::port& a, const subnet::port& b) noexcept {
-  auto sa = a.speeds_supported != 0 ? a.speeds_supported : a.speeds_enabled;
-  auto sb = b.speeds_supported != 0 ? b.speeds_supported : b.speeds_enabled;
-  auto ca = a.speeds_enabled != 0 ? static_cast<std::uint8_t>(a.speeds_enabled & sa) : sa;
-  auto cb = b.speeds_enabled != 0 ? static_cast<std::uint8_t>(b.speeds_enabled & sb) : sb;
-  return subnet::fastest(static_cast<std::uint8_t>(sa & sb & (ca | cb)));
+  return best_common(a.speeds_supported, a.speeds_enabled, b.speeds_supported, b.speeds_enabled, subnet::fastest);
 }
 
 namespace {
