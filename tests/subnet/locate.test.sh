@@ -170,6 +170,16 @@ PY
   "$SUB/pairs" "$WORK/a.after.json" --bad leaf05:7 --failed -o "$WORK/b.pairs" 2>"$WORK/b.pairs.err"
   sed 's/^/    | /' "$WORK/b.pairs.err"
   check_first "leaf05's uplink unlinked (Unlink)" "$WORK/a.after.json" "$WORK/b.after.json" "$WORK/b.pairs" leaf05:7 spine03:5
+
+  # A CA that answers no MAD: named, the walk goes on, exit 1, the document
+  # written all the same.
+  console two 'Error "host032 mlx5_0"[1] 100'
+  sleep 1
+  rc=0; sim 60 "$SWEEP" discover --timeout 300 -o "$WORK/d.json" -j >"$WORK/d.doc" 2>"$WORK/d.err" || rc=$?
+  if [ $rc -eq 1 ] && json_check "$WORK/d.doc" 'd["summary"]["channel_adapters"]==31 and len(d["summary"]["unanswered"])==1
+      and d["summary"]["unanswered"][0]["port"]==4 and "leaf08 port 4" in d["error"]' && [ -s "$WORK/d.json" ]; then
+    pass "a CA that answers no MAD: named (leaf08 port 4), the walk goes on, exit 1, the file written"
+  else fail "a silent CA (exit $rc)"; cat "$WORK/d.err"; head -c 600 "$WORK/d.doc"; fi
 fi
 
 # ---- three levels: 4 pods of 2 edges and 2 aggregation switches, 4 cores ------
