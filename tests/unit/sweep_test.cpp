@@ -417,6 +417,9 @@ TEST(sweep_prometheus, a_two_rail_host_its_pcie_links_and_its_rail_pair) {
                              R"(fabric_health_rail_pair_rtt_p50_seconds{device="mlx5_0",address="10.1.0.5",peer_device="mlx5_1",peer="10.2.0.5"} 4e-06)"})
     EXPECT_NE(text.find(sample), std::string::npos) << sample << "\n" << text;
   EXPECT_EQ(text.find("device=\"mlx5_1\"} "), std::string::npos) << "no PCIe figure for a device without a link";
+  rep.devices[0].pcie.reset();
+  text = sweep::prometheus_text(sweep::options{}, rep, {});
+  EXPECT_EQ(text.find("fabric_health_pcie"), std::string::npos) << "no PCIe family without a figure\n" << text;
 }
 
 }  // namespace

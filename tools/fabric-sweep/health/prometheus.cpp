@@ -4,6 +4,8 @@
 
 #include "fabric/cli/prometheus.hpp"
 
+#include <utility>
+
 namespace sweep {
 
 namespace {
@@ -58,10 +60,12 @@ std::string prometheus_text(const options& opt, const health_report& rep, const 
        }},
   };
   for (const auto& f : figures) {
-    out.family(f.name, f.help);
+    bool started = false;
     for (const auto& d : rep.devices)
-      if (d.pcie)
-        if (auto value = f.of(*d.pcie)) out.sample(f.name, {{"device", d.name}}, *value);
+      if (auto value = d.pcie ? f.of(*d.pcie) : std::nullopt) {
+        if (!std::exchange(started, true)) out.family(f.name, f.help);
+        out.sample(f.name, {{"device", d.name}}, *value);
+      }
   }
   if (rep.self) {
     out.family("fabric_health_self_ok", "1 when the RC ping-pong with this host's own address passed");
