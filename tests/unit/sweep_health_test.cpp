@@ -314,6 +314,20 @@ TEST(sweep_health, the_document_carries_every_figure_and_each_results_verdict) {
   EXPECT_FALSE(s.contains("ports")) << "ports is ib_acme's array of ports";
 }
 
+TEST(sweep_health, rail_pairs_need_ports_above_port) {
+  auto rep = report_of({on("rxe0"), on("rxe1")});
+  sweep::options opt;
+  opt.run.port = 65535;
+  try {
+    sweep::ping_host(opt, "h1", rep);
+    FAIL() << "no room for the rail pair's port";
+  } catch (const fabric::error& e) {
+    EXPECT_EQ(e.code(), fabric::exit_code::usage);
+    EXPECT_STREQ(e.what(), "--port 65535: the rail pairs take the ports above it, up to 65536, past 65535");
+  }
+  EXPECT_FALSE(rep.self) << "nothing tried";
+}
+
 TEST(sweep_health, the_port_line_says_its_rate) {
   EXPECT_EQ(sweep::port_line(port("10 Gb/sec (4X QDR)", 2, 4)), "rxe0 port 1: Active, Ethernet, MTU 1024, 10 Gb/sec (4X QDR)");
   auto hostile = port("10 Gb/sec\x1b[2J", 2, 4);

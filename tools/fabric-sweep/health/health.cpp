@@ -31,16 +31,13 @@ fabric::verdict check_host(const options& opt, health_report& rep, fabric::conso
   for (const auto& d : rep.devices)
     if (auto line = device_line(d); !line.empty()) con.line(line);
   if (active_ports(rep) == 0) return judge(opt, rep);
-  rep.self = ping_self(opt, host, rep.address);
+  ping_host(opt, host, rep);
   if (rep.self->ok && rep.self->latency)
     con.line(fmt::format("self-connection {}:{}: {}", rep.address, rep.self->port, pings_words(*rep.self)));
-  if (!opt.health.no_intra) {
-    ping_rails(opt, host, rep);
-    for (const auto& r : rep.rail_pairs)
-      if (r.result.ok && r.result.latency)
-        con.line(fmt::format("rail {} to rail {}, port {}: {}", rail_name(rep.ports[r.from]), rail_name(rep.ports[r.to]),
-                             r.result.port, pings_words(r.result)));
-  }
+  for (const auto& r : rep.rail_pairs)
+    if (r.result.ok && r.result.latency)
+      con.line(fmt::format("rail {} to rail {}, port {}: {}", rail_name(rep.ports[r.from]), rail_name(rep.ports[r.to]),
+                           r.result.port, pings_words(r.result)));
   return judge(opt, rep);
 }
 

@@ -120,15 +120,12 @@ void to_json(nlohmann::json& j, const options& opt, const health_report& rep);
 /// The host's health as node_exporter textfile-collector gauges (prometheus.cpp).
 std::string prometheus_text(const options& opt, const health_report& rep, const fabric::verdict& v);
 
-// The ping-pongs (pings.cpp), each side's wait bounded by --timeout and its
-// work by --pair-timeout.
-
-/// The self-connection: a server thread listens on `address`, this
-/// thread connects to it.
-pair_result ping_self(const options& opt, const std::string& host, const std::string& address);
-
-/// Every rail to every later one at once, each pair on its own rdma_cm
-/// port above --port; a pair with a side without an address fails untried.
-void ping_rails(const options& opt, const std::string& host, health_report& rep);
+/// The host's ping-pongs (pings.cpp), all at once, each side's wait
+/// bounded by --timeout and its work by --pair-timeout: the
+/// self-connection (a server thread listens on the host's address, another
+/// connects to it) and, unless --no-intra, every rail to every later one,
+/// each pair on its own rdma_cm port above --port; a pair with a side
+/// without an address fails untried.
+void ping_host(const options& opt, const std::string& host, health_report& rep);
 
 }  // namespace sweep

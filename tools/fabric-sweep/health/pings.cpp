@@ -1,6 +1,6 @@
 // The host's RC ping-pongs with itself: over its own address, and from
-// each of its rails to each other one. Both sides run here, the server in
-// a thread of its own.
+// each of its rails to each other one. Both sides of each run here, each
+// in a thread of its own.
 #include "fabric-sweep/health/health.hpp"
 
 #include "fabric/base/text.hpp"
@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <exception>
 #include <thread>
 
@@ -73,22 +74,31 @@ pair_result ping_pair(const options& opt, const std::string& host, const std::st
 
 }  // namespace
 
-pair_result ping_self(const options& opt, const std::string& host, const std::string& address) {
-  return ping_pair(opt, host, {}, address, opt.run.port);
-}
-
-void ping_rails(const options& opt, const std::string& host, health_report& rep) {
-  auto on = rails(rep);
-  for (std::size_t i = 0; i < on.size(); ++i)
-    for (std::size_t j = i + 1; j < on.size(); ++j) rep.rail_pairs.push_back({on[i], on[j], {}});
-  if (rep.rail_pairs.empty()) return;
+void ping_host(const options& opt, const std::string& host, health_report& rep) {
+  if (!opt.health.no_intra) {
+    auto on = rails(rep);
+    for (std::size_t i = 0; i < on.size(); ++i)
+      for (std::size_t j = i + 1; j < on.size(); ++j) rep.rail_pairs.push_back({on[i], on[j], {}});
+  }
   if (opt.run.port + rep.rail_pairs.size() > 65535)
-    fabric::cli::usage_error(fmt::format("--port {}: the {} rail pairs need the ports above it, up to {}", opt.run.port,
-                                         rep.rail_pairs.size(), opt.run.port + rep.rail_pairs.size()));
+    fabric::cli::usage_error(fmt::format("--port {}: the rail pairs take the ports above it, up to {}, past 65535",
+                                         opt.run.port, opt.run.port + rep.rail_pairs.size()));
   // All at once, as the rails would work: a dead rail costs one wait, not
-  // one for each of its pairs.
-  std::vector<std::exception_ptr> ended(rep.rail_pairs.size());
+  // one for each of its pairs, and the whole check stays within a node
+  // health checker's time.
+  rep.self = pair_result{};
+  std::vector<std::exception_ptr> ended(rep.rail_pairs.size() + 1);
   std::vector<std::thread> running;
+  auto start = [&](std::size_t slot, pair_result& out, std::string from, std::string to, int port) {
+    running.emplace_back([&, slot, from = std::move(from), to = std::move(to), port] {
+      try {
+        out = ping_pair(opt, host, from, to, port);
+      } catch (...) {
+        ended[slot] = std::current_exception();
+      }
+    });
+  };
+  start(0, *rep.self, {}, rep.address, opt.run.port);
   for (std::size_t k = 0; k < rep.rail_pairs.size(); ++k) {
     auto& pair = rep.rail_pairs[k];
     const auto &from = rep.ports[pair.from], &to = rep.ports[pair.to];
@@ -104,18 +114,17 @@ void ping_rails(const options& opt, const std::string& host, health_report& rep)
                                             lacking.info.port, fabric::printable(lacking.netdev));
       continue;
     }
-    running.emplace_back([&, k, port] {
-      try {
-        rep.rail_pairs[k].result = ping_pair(opt, host, rep.ports[rep.rail_pairs[k].from].address,
-                                             rep.ports[rep.rail_pairs[k].to].address, port);
-      } catch (...) {
-        ended[k] = std::current_exception();
-      }
-    });
+    start(k + 1, pair.result, from.address, to.address, port);
   }
   for (auto& t : running) t.join();
-  for (const auto& e : ended)
-    if (e) std::rethrow_exception(e);
+  // What ended the run (Ctrl-C) ends it here too; a ping-pong it cut short
+  // has no outcome.
+  auto first = std::find_if(ended.begin(), ended.end(), [](const std::exception_ptr& e) { return e != nullptr; });
+  if (first == ended.end()) return;
+  if (ended[0]) rep.self.reset();
+  for (std::size_t k = 0; k < rep.rail_pairs.size(); ++k)
+    if (ended[k + 1]) rep.rail_pairs[k].result.error = "the check did not finish";
+  std::rethrow_exception(*first);
 }
 
 }  // namespace sweep
