@@ -210,14 +210,15 @@ check "report --check bw --pairs: judged by the first run's bar" json_check "$LA
 check "report --check bw --pairs: just d's three pairs met, each slow" json_check "$LAST_OUT" \
   'sorted((r["a"], r["b"], r["state"]) for r in d["results"] if r["state"] != "missing") ==
      [("fabric-a", "fabric-d", "slow"), ("fabric-b", "fabric-d", "slow"), ("fabric-c", "fabric-d", "slow")]'
-# The same link with 1 MiB writes (the default -S) and a wait shorter than
-# its four writes in flight take, longer than one: the pair fails, and
-# says how far its writes got and at what rate.
-stuck_ms=$(awk -v m="$eighth_mbit" 'BEGIN {printf "%d", 16000 / m + 1000}')
-srun -N2 -w fabric-a,fabric-d --ntasks-per-node=1 --label "$SWEEP" "${BASE[@]}" --check bw --duration 300 \
+# The same link with 4 MiB writes and a wait shorter than its two writes in
+# flight take (a 2.5 Gb/s port keeps what it carries in 4 ms in flight, two
+# writes at least), longer than one: the pair fails, and says how far its
+# writes got and at what rate.
+stuck_ms=$(awk -v m="$eighth_mbit" 'BEGIN {printf "%d", 50300 / m + 1000}')
+srun -N2 -w fabric-a,fabric-d --ntasks-per-node=1 --label "$SWEEP" "${BASE[@]}" --check bw -S 4194304 --duration 300 \
   --timeout "$stuck_ms" --retests 0 >"$WORK/bw-stuck.jsonl" 2>"$WORK/bw-stuck.err" || true
 check "--check bw, writes outlasting the wait: the error says how far they got, in Gb/s" grep -Eq \
-  'the writes did not complete in time \([0-9]+ of 4 writes of 1048576 bytes in [0-9.]+ s: [0-9.e-]+ Gb/s' "$WORK/bw-stuck.jsonl"
+  'the writes did not complete in time \([0-9]+ of [0-9]+ writes of 4194304 bytes in [0-9.]+ s: [0-9.e-]+ Gb/s' "$WORK/bw-stuck.jsonl"
 check "--check bw, writes outlasting the wait: a side's failed result carries its writes so far, in its own direction" \
   python3 - "$WORK/bw-stuck.jsonl" <<'PY'
 import json, sys
@@ -330,5 +331,41 @@ assert agreed and agreed[0]["outliers"]["error"] is None, agreed
 assert agreed[0]["outliers"]["ranks_heard"] == 3, agreed[0]
 assert agreed[0]["time"] - last_pair < 16, (agreed[0]["time"] - last_pair)
 PY
+
+# 6. The second rail, and health on both. rdma-core's rping from A to B
+# over rxe1 (the second wire) proves the bed's second rail; then health
+# on fabric-c with its second rail's link down fails the host, naming the
+# port, and, the link up again, health on every guest passes: both ports
+# Active, the self-connection, and the ping-pong from rxe0's address to
+# rxe1's (across the hub and back into the guest).
+t0=$SECONDS
+"$BED/on-peer" start rping2 timeout 60 "$ORIG/rping" -s -a "$FABRIC_PEER2" -C 10 -V
+peer_wait_cm LISTEN 7174 30 >/dev/null
+expect_rc 0 "rdma-core rping -V from A to B over the second rail (rxe1)" timeout 30 "$ORIG/rping" -c -a "$FABRIC_PEER2" -C 10 -V
+check "rdma-core rping over the second rail: B's server ended cleanly" "$BED/on-peer" wait rping2 30
+HEALTH=(health --address-file "$FABRIC_OUT/addresses" -C 20 --timeout 8000 --json=lines)
+# shellcheck disable=SC2016  # expanded on c, with c's variables
+on c bash -c 'ip link set "$FABRIC_NETDEV2" down'
+expect_rc 1 "health, fabric-c's second rail down: the host fails (1)" srun -N1 -w fabric-c "$SWEEP" "${HEALTH[@]}"
+on c "$BED/rails-up"
+check "health: the error names the Down port; the first rail and the self-connection pass" json_lines_check "$LAST_OUT" \
+  'd["error"] == "rxe1 port 1 is Down" and [(r["device"], r["ok"]) for r in kind("port")] == [("rxe0", True), ("rxe1", False)] and
+   d["summary"]["self_ok"] and d["summary"]["intra_ok"] is None and d["summary"]["expected_ports"] == 2'
+# Each guest writes its document to a file of its own: srun cuts a long
+# line into pieces of 1024 bytes and mixes the tasks' pieces.
+# shellcheck disable=SC2016  # $0, $@ and hostname are the task's
+expect_rc 0 "srun health: every guest's two rails pass" srun -N4 --ntasks-per-node=1 \
+  bash -c '"$0" "$@" >"'"$FABRIC_OUT"'/health-$(hostname).json"' "$SWEEP" "${HEALTH[@]}"
+n=0
+for h in fabric-a fabric-b fabric-c fabric-d; do
+  n=$((n + 1))
+  check "srun health, $h: both rails Active, each at its own address, and the rail pair rxe0 to rxe1 passed" \
+    json_check "$FABRIC_OUT/health-$h.json" \
+    'd["ok"] and d["summary"]["host"] == "'"$h"'" and d["summary"]["active_ports"] == 2 and d["summary"]["intra_ok"] and
+     [(r["device"], r["address"]) for r in kind("port")] == [("rxe0", "10.0.0.'"$n"'"), ("rxe1", "10.0.1.'"$n"'")] and
+     [(r["device"], r["peer_device"], r["ok"], r["pings"]) for r in kind("rail_pair")] == [("rxe0", "rxe1", True, 20)] and
+     all(r["pcie_width"] is None and r["ok"] for r in kind("device"))'
+done
+echo "    | the second rail, and health on it: $((SECONDS - t0))s"
 
 finish

@@ -7,9 +7,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-
+#include <array>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 
 namespace sweep {
@@ -56,6 +59,34 @@ void refuse_given(const std::vector<CLI::Option*>& others, std::string_view mode
 }
 
 }  // namespace
+
+std::optional<pcie_expectation> pcie_expectation_of(std::string_view text) {
+  std::string t;
+  for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view rest = t;
+  pcie_expectation e;
+  // One number of a few digits after its word; a leading zero is no number.
+  auto number = [&rest](std::string_view word, unsigned& out) {
+    if (!rest.starts_with(word)) return true;
+    rest.remove_prefix(word.size());
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), out);
+    if (ec != std::errc() || end == rest.data() || rest.front() == '0') return false;
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+    return true;
+  };
+  if (!number("x", e.width) || !number("gen", e.generation) || !rest.empty()) return std::nullopt;
+  static constexpr std::array widths{1u, 2u, 4u, 8u, 12u, 16u, 32u};
+  if (e.width != 0 && std::find(widths.begin(), widths.end(), e.width) == widths.end()) return std::nullopt;
+  if (e.generation > 6 || (e.width == 0 && e.generation == 0)) return std::nullopt;
+  return e;
+}
+
+std::string pcie_expectation_text(const pcie_expectation& e) {
+  std::string out;
+  if (e.width != 0) out += fmt::format("x{}", e.width);
+  if (e.generation != 0) out += fmt::format("gen{}", e.generation);
+  return out;
+}
 
 void add_options(CLI::App& app, options& opt) {
   auto& r = opt.run;
@@ -150,19 +181,43 @@ void add_options(CLI::App& app, options& opt) {
   });
 
   auto* health = app.add_subcommand(
-      "health", "Check this host alone, for a node health checker: its ports and an RC ping-pong with itself");
+      "health", "Check this host alone, for a node health checker: its devices' ports and PCIe links, and RC ping-pongs "
+      "with itself and between its rails");
   health->add_option("--prometheus", opt.report.prometheus,
                      "Write the host's health as node_exporter textfile-collector gauges here")
       ->type_name(std::string(fabric::completion::file_type));
-  health->add_option("--device", opt.health.device, "Check this RDMA device's ports only (default: every device's)")
-      ->type_name("DEVICE");
-  health->add_option("--expect-rate", opt.health.expect_rate_gbps,
+  auto& h = opt.health;
+  health->add_option("--device", h.devices,
+                     "Check these RDMA devices alone (comma-separated, or --device again; default: every device)")
+      ->allow_extra_args(false)
+      ->type_name(std::string(fabric::completion::device_type));
+  health->add_option("--expect-ports", h.expect_ports,
+                     "The devices must have this many Active ports (default: every port of theirs Active)")
+      ->transform(fabric::cli::decimal(1, 4096))->type_name("N");
+  health->add_option("--expect-rate", h.expect_rate_gbps,
                      "Fail when an Active port's rate, as the kernel reports it, is below this many Gb/s")
       ->transform(fabric::cli::real(0.001, 1e6))->type_name("GBPS");
-  health->add_option("--expect-width", opt.health.expect_width, "Fail when an Active port is not this wide")
-      ->check(CLI::IsMember({"1X", "2X", "4X", "8X", "12X"}))->type_name("WIDTH");
-  health->add_option("--expect-mtu", opt.health.expect_mtu, "Fail when an Active port's active MTU is not this many bytes")
+  health->add_option("--expect-width", h.expect_width, "Fail when an Active port is not this wide (any case)")
+      ->transform(CLI::IsMember({"1X", "2X", "4X", "8X", "12X"}, CLI::ignore_case))->type_name("WIDTH");
+  health->add_option("--expect-speed", h.expect_speed, "Fail when an Active port's speed is not this (any case)")
+      ->transform(CLI::IsMember({"SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR"}, CLI::ignore_case))
+      ->type_name("SPEED");
+  health->add_option("--expect-mtu", h.expect_mtu, "Fail when an Active port's active MTU is not this many bytes")
       ->check(CLI::IsMember({"256", "512", "1024", "2048", "4096"}))->type_name("BYTES");
+  health->add_option_function<std::string>(
+         "--expect-pcie", [&h](const std::string& text) { h.expect_pcie = pcie_expectation_of(text); },
+         "Fail when a device's PCIe link trained below this: x16gen4, x16 or gen4 (any case; default: below what "
+         "the device and its slot can do)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (pcie_expectation_of(text)) return {};
+            return fmt::format("'{}': --expect-pcie takes xWIDTHgenN, xWIDTH or genN (e.g. x16gen4)",
+                               fabric::printable(text));
+          },
+          ""))
+      ->type_name("xWIDTHgenN");
+  health->add_flag("--no-intra", h.no_intra,
+                   "No RC ping-pong between each pair of this host's rails (for a fabric that does not route between them)");
   health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options
   std::vector<CLI::Option*> sweep_only{hosts,    rank,           run_check, acm_service, group,          retests,
                                        repeat,   interval,       duration,  quick,       unidirectional, pairs,
@@ -170,6 +225,18 @@ void add_options(CLI::App& app, options& opt) {
   health->callback([&opt, sweep_only] {
     refuse_given(sweep_only, "fabric-sweep health");
     opt.mode = mode::health;
+    // Each --device a list; a device named twice is checked once, in the
+    // order first given (validate refuses an empty name).
+    std::vector<std::string> devices;
+    for (const auto& given : opt.health.devices)
+      for (std::size_t at = 0;; ++at) {
+        auto comma = given.find(',', at);
+        auto name = given.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        if (std::find(devices.begin(), devices.end(), name) == devices.end()) devices.push_back(name);
+        if (comma == std::string::npos) break;
+        at = comma;
+      }
+    opt.health.devices = std::move(devices);
   });
 
   auto& d = opt.discover;
@@ -196,6 +263,11 @@ void add_options(CLI::App& app, options& opt) {
 
 void validate(const options& opt) {
   if (opt.mode == mode::report || opt.mode == mode::discover) return;
+  for (const auto& d : opt.health.devices)
+    if (d.empty() || d == "." || d == ".." ||
+        std::any_of(d.begin(), d.end(), [](unsigned char c) { return c == '/' || std::isspace(c) != 0 || c < 0x20; }))
+      fabric::cli::usage_error(d.empty() ? std::string("--device: an empty device name in the list")
+                                         : fmt::format("--device '{}': not a device name", fabric::printable(d)));
   const auto& r = opt.run;
   if (!r.address_file.empty() && r.address != "{host}")
     fabric::cli::usage_error("--address and --address-file: give one");
@@ -250,10 +322,14 @@ nlohmann::json options_json(const options& o) {
             {"timeout", o.run.timeout_ms},
             {"pair_timeout", o.run.pair_timeout().count()},
             {"prometheus", text_or_null(o.report.prometheus)},
-            {"device", text_or_null(o.health.device)},
+            {"device", text_or_null(fmt::format("{}", fmt::join(o.health.devices, ",")))},
+            {"expect_ports", fabric::value_or_null(o.health.expect_ports)},
             {"expect_rate", fabric::value_or_null(o.health.expect_rate_gbps)},
             {"expect_width", text_or_null(o.health.expect_width)},
-            {"expect_mtu", fabric::value_or_null(o.health.expect_mtu)}};
+            {"expect_speed", text_or_null(o.health.expect_speed)},
+            {"expect_mtu", fabric::value_or_null(o.health.expect_mtu)},
+            {"expect_pcie", o.health.expect_pcie ? nlohmann::json(pcie_expectation_text(*o.health.expect_pcie)) : nullptr},
+            {"no_intra", o.health.no_intra}};
   const auto& r = o.run;
   return {{"hostlist", text_or_null(r.hosts)},
           {"rank", fabric::value_or_null(r.rank)},

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sweep {
@@ -88,12 +89,30 @@ struct verdict_options {
   bool operator==(const verdict_options&) const = default;
 };
 
-/// What the health check expects of this host's ports (NHC's check_hw_ib).
+/// A PCIe link as --expect-pcie states it: at least so many lanes, at
+/// least such a generation; 0 where it says nothing ("x16", "gen4").
+struct pcie_expectation {
+  unsigned width = 0;
+  unsigned generation = 0;
+  bool operator==(const pcie_expectation&) const = default;
+};
+
+/// "x16gen4", "X16", "Gen4": --expect-pcie's words, read case-insensitively;
+/// nullopt for anything else.
+std::optional<pcie_expectation> pcie_expectation_of(std::string_view text);
+/// The words back, as --expect-pcie takes them: "x16gen4", "x16", "gen4".
+std::string pcie_expectation_text(const pcie_expectation& e);
+
+/// What the health check expects of this host (NHC's check_hw_ib, and more).
 struct health_options {
-  std::string device;                      ///< --device: check this device's ports only
+  std::vector<std::string> devices;        ///< --device: check these devices only (default: every device)
+  std::optional<int> expect_ports;         ///< --expect-ports: Active ports the devices must have (default: all of theirs)
   std::optional<double> expect_rate_gbps;  ///< --expect-rate: an Active port below it fails
   std::string expect_width;                ///< --expect-width: "4X"; an Active port of another width fails
+  std::string expect_speed;                ///< --expect-speed: "EDR"; an Active port of another speed fails
   std::optional<std::uint32_t> expect_mtu; ///< --expect-mtu: bytes; an Active port of another active MTU fails
+  std::optional<pcie_expectation> expect_pcie;  ///< --expect-pcie: the PCIe link each device must have trained at
+  bool no_intra = false;                   ///< --no-intra: no ping-pong between this host's rails
 };
 
 /// What `discover` reads of the subnet, and from where.
