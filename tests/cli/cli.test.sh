@@ -328,6 +328,23 @@ for bad in "report --hosts a,b" "--rank 1 report" "report --retests 2" "health -
   opt=$(sed 's/.*\(--[a-z-]*\).*/\1/' <<<"$bad")
   check "fabric-sweep $bad: a usage error naming $opt" test "$rc" -eq 2 -a -n "$(grep -e "$opt: not an option" "$WORK/err")"
 done
+# fabric-sweep health's words: width, speed and --expect-pcie in any case,
+# --device a list (comma-separated, repeated, each device once), each bad
+# value a one-line usage error; on a host without RDMA a chosen device that
+# is not there is named (3), in a valid document.
+run fabric-sweep health --expect-width 4x --expect-speed edr --expect-pcie X16Gen4 --device mlx5_0,mlx5_1 --device mlx5_0 -j
+check "fabric-sweep health: 4x, edr and X16Gen4 read in any case; the devices a list" doc \
+  'd["options"]["expect_width"] == "4X" and d["options"]["expect_speed"] == "EDR" and d["options"]["expect_pcie"] == "x16gen4" and d["options"]["device"] == "mlx5_0,mlx5_1"'
+check "fabric-sweep health --device of devices not here: 3, each named, a valid document" \
+  test "$rc" -eq 3 -a -n "$(doc 'd["error"] == "no port of mlx5_0, mlx5_1"' && valid_document && echo ok)"
+for bad in "--expect-pcie x15" "--expect-pcie gen7" "--expect-pcie x16-gen4" "--expect-pcie 16" "--expect-width 5x" \
+  "--expect-speed fast" "--expect-ports 0" "--device mlx5_0,,mlx5_1" "--device ," "--device ../mlx5_0" "--device a\ b"; do
+  eval "run fabric-sweep health $bad"
+  check "fabric-sweep health $bad: a usage error (2) on one line" \
+    test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep -F -e "${bad%% *}" "$WORK/err")"
+done
+run fabric-sweep health --device , -j
+check "fabric-sweep health --device , -j: -j is no device name" test "$rc" -eq 2 -a -n "$(doc 'd["exit_code"] == 2' && echo ok)"
 "$LINES" 12 --slow node0003 --dead node0009 --lossy node0001,node0002 -o "$WORK/twelve.jsonl"
 run fabric-sweep report --csv "$WORK/page/pairs.csv" --outliers "$WORK/page/again.txt" \
   --prometheus "$WORK/page/$(printf 'p%.0s' $(seq 245)).prom" -j "$WORK/twelve.jsonl"

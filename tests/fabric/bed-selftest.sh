@@ -3,7 +3,8 @@
 #   tests/fabric/bed tests/fabric/bed-selftest.sh             # one host
 #   tests/fabric/bed --hosts 2 tests/fabric/bed-selftest.sh   # across the wire
 # One host: rping, udaddy and ucmatose over rxe0's own address (rxe loops it
-# back). Two hosts: the same tools between A and B, servers on both sides.
+# back). Two hosts: the same tools between A and B, servers on both sides,
+# and rping over the second rail (rxe1).
 # Prints PASS/FAIL lines and a tally; exits non-zero when anything failed.
 # Every client runs under timeout and every server is capped and killed at
 # the end, so a hung tool fails a check instead of hanging the bed.
@@ -123,6 +124,10 @@ else
   peer_server_pair "rping -C 10 -V, a to b" 7174 rping -s -a "$peer" -C 10 -V -- rping -c -a "$peer" -C 10 -V
   local_server_pair "udaddy, b to a" 7174 udaddy -- udaddy -s "$addr"
   peer_server_pair "ucmatose, a to b" 7471 ucmatose -- ucmatose -s "$peer"
+  check "${FABRIC_DEV2:?}, the second rail, is listed by rdma link, state ACTIVE" \
+    bash -c "rdma link show $FABRIC_DEV2/1 | grep -q 'state ACTIVE'"
+  peer_server_pair "rping -C 10 -V over the second rail, a to b" 7174 \
+    rping -s -a "$FABRIC_PEER2" -C 10 -V -- rping -c -a "$FABRIC_PEER2" -C 10 -V
 fi
 
 echo "$passed passed, $failed failed"

@@ -79,11 +79,24 @@ TEST(rc_bandwidth_wire, a_writers_figures_read_back_and_impossible_ones_are_refu
 }
 
 TEST(rc_bandwidth, writes_in_flight_keep_the_pipe_full_and_drain_soon) {
+  // A link whose rate is not known: 4 MiB.
   EXPECT_EQ(fabric::writes_in_flight(4096), fabric::max_writes_in_flight);
   EXPECT_EQ(fabric::writes_in_flight(std::uint64_t{512} << 10), 8u);
   EXPECT_EQ(fabric::writes_in_flight(std::uint64_t{1} << 20), 4u) << "4 MiB of 1 MiB writes at most";
   EXPECT_EQ(fabric::writes_in_flight(std::uint64_t{3} << 20), 2u) << "never fewer than two";
   EXPECT_EQ(fabric::writes_in_flight(fabric::max_write_bytes), 2u);
+  // A 400 Gb/s rail 5 us across its fabric: 8 MiB, its round trip's bytes
+  // (250 KB) and the completions' handling.
+  constexpr std::uint64_t mib = std::uint64_t{1} << 20;
+  EXPECT_EQ(fabric::writes_in_flight(mib, 400, 5), 8u);
+  EXPECT_EQ(fabric::writes_in_flight(64 << 10, 400, 5), fabric::max_writes_in_flight) << "the send queue's most";
+  // A round trip of 1 ms (between sites): twice its 50 MB, the queue's most.
+  EXPECT_EQ(fabric::writes_in_flight(mib, 400, 1000), fabric::max_writes_in_flight);
+  EXPECT_EQ(fabric::writes_in_flight(16 * mib, 400, 1000), 6u) << "100 MB of 16 MiB writes";
+  // Soft-RoCE on a virtio NIC, 2.5 Gb/s: what it carries in 4 ms, 1.25 MB.
+  EXPECT_EQ(fabric::writes_in_flight(mib, 2.5, 50), 2u);
+  EXPECT_EQ(fabric::writes_in_flight(256 << 10, 2.5, 50), 5u);
+  EXPECT_EQ(fabric::writes_in_flight(4096, 10, 5), fabric::max_writes_in_flight);
 }
 
 }  // namespace

@@ -21,7 +21,11 @@
 namespace {
 
 /// The verdicts of the tests written for a factor of 3.
-const sweep::verdict_options factor3{3.0, 0.93, std::nullopt};
+const sweep::verdict_options factor3 = [] {
+  sweep::verdict_options o;
+  o.outlier_factor = 3.0;
+  return o;
+}();
 
 TEST(sweep_schedule, every_pair_meets_once_and_nobody_twice_a_round) {
   for (int n = 2; n <= 17; ++n) {
@@ -188,7 +192,7 @@ std::vector<sweep::rank_pair> latency_outliers(const std::vector<sweep::measurem
   o.outlier_factor = factor;
   sweep::fleet_bar bar;
   auto out = sweep::outliers(sweep::check::ping, all, o, bar);
-  fleet = bar.fleet;
+  fleet = bar.group;
   return out;
 }
 
@@ -196,8 +200,8 @@ TEST(sweep_outliers, median_and_mad_name_only_the_far_pair) {
   std::vector<sweep::measurement> all{{{0, 1}, 20}, {{0, 2}, 21}, {{1, 2}, 19}, {{0, 3}, 22}, {{1, 3}, 20}, {{2, 3}, 200}};
   sweep::spread fleet;
   EXPECT_EQ(latency_outliers(all, 3.0, fleet), (std::vector<sweep::rank_pair>{{2, 3}}));
-  EXPECT_DOUBLE_EQ(fleet.median, 20.5);
-  EXPECT_EQ(fleet.samples, 6u);
+  EXPECT_DOUBLE_EQ(fleet.median, 20) << "the healthy pairs' median: the far one is a group of its own";
+  EXPECT_EQ(fleet.samples, 5u);
   // Noise is not an outlier: a wide spread keeps a pair at 3x the median in.
   std::vector<sweep::measurement> noisy{{{0, 1}, 10}, {{0, 2}, 40}, {{1, 2}, 20}, {{0, 3}, 60}};
   EXPECT_TRUE(latency_outliers(noisy, 2.0, fleet).empty());
@@ -213,7 +217,7 @@ TEST(sweep_outliers, a_host_slow_with_every_peer_of_a_small_fleet_is_found) {
   sweep::spread fleet;
   EXPECT_EQ(latency_outliers(four, 2.5, fleet), (std::vector<sweep::rank_pair>{{0, 3}, {1, 3}, {2, 3}}));
   EXPECT_DOUBLE_EQ(fleet.median, 3400) << "the healthy hosts' pairs make the bar";
-  EXPECT_EQ(fleet.samples, 6u);
+  EXPECT_EQ(fleet.samples, 3u);
   // Three hosts: two of three pairs are the slow host's.
   std::vector<sweep::measurement> three{{{0, 1}, 20}, {{0, 2}, 400}, {{1, 2}, 410}};
   EXPECT_EQ(latency_outliers(three, 2.5, fleet), (std::vector<sweep::rank_pair>{{0, 2}, {1, 2}}));
@@ -380,13 +384,44 @@ TEST(sweep_prometheus, a_host_without_an_active_port) {
   down.state = IBV_PORT_DOWN;
   down.link_layer = IBV_LINK_LAYER_ETHERNET;
   down.active_mtu = 1024;
-  rep.ports.push_back(down);
-  auto text = sweep::prometheus_text(rep, {fabric::exit_code::no_device, "no Active port"});
+  rep.ports.push_back({down, "veth0", "10.0.0.1"});
+  auto text = sweep::prometheus_text(sweep::options{}, rep, {fabric::exit_code::no_device, "no Active port"});
   EXPECT_TRUE(exposition_is_well_formed(text)) << text;
   EXPECT_NE(text.find("fabric_health_ok 0\n"), std::string::npos);
   EXPECT_NE(text.find(R"(fabric_health_port_active{device="rxe0",port="1",link_layer="Ethernet"} 0)"), std::string::npos);
   EXPECT_NE(text.find(R"(fabric_health_port_mtu_bytes{device="rxe0",port="1"} 1024)"), std::string::npos);
   EXPECT_EQ(text.find("fabric_health_self"), std::string::npos) << "no self-connection without an Active port";
+}
+
+TEST(sweep_prometheus, a_two_rail_host_its_pcie_links_and_its_rail_pair) {
+  sweep::health_report rep;
+  fabric::port_info p;
+  p.port = 1;
+  p.state = IBV_PORT_ACTIVE;
+  p.link_layer = IBV_LINK_LAYER_INFINIBAND;
+  p.active_mtu = 4096;
+  p.device = "mlx5_0";
+  rep.ports.push_back({p, "ib0", "10.1.0.5"});
+  p.device = "mlx5_1";
+  p.state = IBV_PORT_DOWN;
+  rep.ports.push_back({p, "ib1", "10.2.0.5"});
+  rep.devices.push_back({"mlx5_0", fabric::pcie_link{"0000:3b:00.0", 8, 16.0, 16, 16.0}});
+  rep.devices.push_back({"mlx5_1", std::nullopt});
+  rep.rail_pairs.push_back({0, 1, {}});
+  rep.rail_pairs[0].result.latency = fabric::latency_summary{20, 3, 4, 5, 5, 6, 4, 1};
+  auto text = sweep::prometheus_text(sweep::options{}, rep, {fabric::exit_code::test_failed, "mlx5_1 port 1 is Down"});
+  EXPECT_TRUE(exposition_is_well_formed(text)) << text;
+  for (const char* sample : {"fabric_health_ports_active 1\n", "fabric_health_ports_expected 2\n",
+                             "fabric_health_pcie_width{device=\"mlx5_0\"} 8\n", "fabric_health_pcie_max_width{device=\"mlx5_0\"} 16\n",
+                             "fabric_health_pcie_transfers_per_second{device=\"mlx5_0\"} 16000000000\n",
+                             "fabric_health_pcie_max_transfers_per_second{device=\"mlx5_0\"} 16000000000\n",
+                             R"(fabric_health_rail_pair_ok{device="mlx5_0",address="10.1.0.5",peer_device="mlx5_1",peer="10.2.0.5"} 0)",
+                             R"(fabric_health_rail_pair_rtt_p50_seconds{device="mlx5_0",address="10.1.0.5",peer_device="mlx5_1",peer="10.2.0.5"} 4e-06)"})
+    EXPECT_NE(text.find(sample), std::string::npos) << sample << "\n" << text;
+  EXPECT_EQ(text.find("device=\"mlx5_1\"} "), std::string::npos) << "no PCIe figure for a device without a link";
+  rep.devices[0].pcie.reset();
+  text = sweep::prometheus_text(sweep::options{}, rep, {});
+  EXPECT_EQ(text.find("fabric_health_pcie"), std::string::npos) << "no PCIe family without a figure\n" << text;
 }
 
 }  // namespace

@@ -7,9 +7,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
-
+#include <array>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 
 namespace sweep {
@@ -38,6 +41,16 @@ std::string check_help() {
   return out;
 }
 
+/// A number in `range`, or the word "auto".
+CLI::Validator auto_or_real(option_range range) {
+  auto number = fabric::cli::real(range.lo, range.hi);
+  return {[number](std::string& value) -> std::string {
+            if (value == "auto") return {};
+            return number(value);
+          },
+          fmt::format("{}-{} or auto", range.lo, range.hi)};
+}
+
 /// Options given on a command line whose mode has no use for them are a
 /// usage error, not silently ignored.
 void refuse_given(const std::vector<CLI::Option*>& others, std::string_view mode) {
@@ -46,6 +59,34 @@ void refuse_given(const std::vector<CLI::Option*>& others, std::string_view mode
 }
 
 }  // namespace
+
+std::optional<pcie_expectation> pcie_expectation_of(std::string_view text) {
+  std::string t;
+  for (char c : text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string_view rest = t;
+  pcie_expectation e;
+  // One number of a few digits after its word; a leading zero is no number.
+  auto number = [&rest](std::string_view word, unsigned& out) {
+    if (!rest.starts_with(word)) return true;
+    rest.remove_prefix(word.size());
+    auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), out);
+    if (ec != std::errc() || end == rest.data() || rest.front() == '0') return false;
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+    return true;
+  };
+  if (!number("x", e.width) || !number("gen", e.generation) || !rest.empty()) return std::nullopt;
+  static constexpr std::array widths{1u, 2u, 4u, 8u, 12u, 16u, 32u};
+  if (e.width != 0 && std::find(widths.begin(), widths.end(), e.width) == widths.end()) return std::nullopt;
+  if (e.generation > 6 || (e.width == 0 && e.generation == 0)) return std::nullopt;
+  return e;
+}
+
+std::string pcie_expectation_text(const pcie_expectation& e) {
+  std::string out;
+  if (e.width != 0) out += fmt::format("x{}", e.width);
+  if (e.generation != 0) out += fmt::format("gen{}", e.generation);
+  return out;
+}
 
 void add_options(CLI::App& app, options& opt) {
   auto& r = opt.run;
@@ -91,14 +132,22 @@ void add_options(CLI::App& app, options& opt) {
       ->transform(fabric::cli::decimal(0, 86'400'000))->capture_default_str();
   auto& v = opt.verdict;
   auto* outlier_factor = app.add_option("--outlier-factor", v.outlier_factor,
-                 "Latency checks: a pair is slow when its median time is this many times the fleet's (and 3 MADs above it)")
+                 "Latency checks: a pair is slow above this many times the healthy pairs' median time (or --expect-us)")
       ->transform(fabric::cli::real(outlier_factor_range.lo, outlier_factor_range.hi))->capture_default_str();
   auto* bw_fraction = app.add_option("--bw-fraction", v.bw_fraction,
-                 "bw: a pair is slow below this fraction of the fleet's 90th percentile (lowered to a varying "
-                 "fleet's spread, a third at most)")
+                 "bw: a pair is slow below this fraction of the healthy pairs' median rate (or of --expect-gbps)")
       ->transform(fabric::cli::real(bw_fraction_range.lo, bw_fraction_range.hi))->capture_default_str();
-  auto* expect_gbps = app.add_option("--expect-gbps", v.expect_gbps, "bw: a pair is slow below this many Gb/s, whatever the fleet's")
-      ->transform(fabric::cli::real(expect_gbps_range.lo, expect_gbps_range.hi))->type_name("GBPS");
+  auto* expect_gbps = app.add_option_function<std::string>(
+         "--expect-gbps",
+         [&v](const std::string& text) {
+           v.expect_gbps_auto = text == "auto";
+           v.expect_gbps = v.expect_gbps_auto ? std::nullopt : std::optional(std::stod(text));
+         },
+         "bw: the Gb/s a pair should reach, whatever the fleet's; 'auto': each pair's from its two ports' rates")
+      ->transform(auto_or_real(expect_gbps_range))->type_name("GBPS|auto");
+  auto* expect_us = app.add_option("--expect-us", v.expect_us,
+                                   "Latency checks: the median time (us) a pair should have, whatever the fleet's")
+      ->transform(fabric::cli::real(expect_us_range.lo, expect_us_range.hi))->type_name("US");
 
   auto* rep = app.add_subcommand("report", "Merge the lines of every host into one matrix, JSON and HTML");
   rep->add_option("files", opt.report.files, "Output of the sweep's processes (default: standard input)")
@@ -124,38 +173,101 @@ void add_options(CLI::App& app, options& opt) {
   std::vector<CLI::Option*> run_only{hosts,   rank,     address,  address_file, port,           run_check,
                                      acm_service, group, count, size,    duration,     unidirectional, quick,
                                      pairs,   timeout,  pair_timeout, retests, repeat,  interval};
-  rep->callback([&opt, run_only, outlier_factor, bw_fraction, expect_gbps] {
+  rep->callback([&opt, run_only, outlier_factor, bw_fraction, expect_gbps, expect_us] {
     refuse_given(run_only, "fabric-sweep report");
     opt.mode = mode::report;
-    opt.report.given = {outlier_factor->count() > 0, bw_fraction->count() > 0, expect_gbps->count() > 0};
+    opt.report.given = {outlier_factor->count() > 0, bw_fraction->count() > 0, expect_gbps->count() > 0,
+                        expect_us->count() > 0};
   });
 
   auto* health = app.add_subcommand(
-      "health", "Check this host alone, for a node health checker: its ports and an RC ping-pong with itself");
+      "health", "Check this host alone, for a node health checker: its devices' ports and PCIe links, and RC ping-pongs "
+      "with itself and between its rails");
   health->add_option("--prometheus", opt.report.prometheus,
                      "Write the host's health as node_exporter textfile-collector gauges here")
       ->type_name(std::string(fabric::completion::file_type));
-  health->add_option("--device", opt.health.device, "Check this RDMA device's ports only (default: every device's)")
-      ->type_name("DEVICE");
-  health->add_option("--expect-rate", opt.health.expect_rate_gbps,
+  auto& h = opt.health;
+  health->add_option("--device", h.devices,
+                     "Check these RDMA devices alone (comma-separated, or --device again; default: every device)")
+      ->allow_extra_args(false)
+      ->type_name(std::string(fabric::completion::device_type));
+  health->add_option("--expect-ports", h.expect_ports,
+                     "The devices must have this many Active ports (default: every port of theirs Active)")
+      ->transform(fabric::cli::decimal(1, 4096))->type_name("N");
+  health->add_option("--expect-rate", h.expect_rate_gbps,
                      "Fail when an Active port's rate, as the kernel reports it, is below this many Gb/s")
       ->transform(fabric::cli::real(0.001, 1e6))->type_name("GBPS");
-  health->add_option("--expect-width", opt.health.expect_width, "Fail when an Active port is not this wide")
-      ->check(CLI::IsMember({"1X", "2X", "4X", "8X", "12X"}))->type_name("WIDTH");
-  health->add_option("--expect-mtu", opt.health.expect_mtu, "Fail when an Active port's active MTU is not this many bytes")
+  health->add_option("--expect-width", h.expect_width, "Fail when an Active port is not this wide (any case)")
+      ->transform(CLI::IsMember({"1X", "2X", "4X", "8X", "12X"}, CLI::ignore_case))->type_name("WIDTH");
+  health->add_option("--expect-speed", h.expect_speed, "Fail when an Active port's speed is not this (any case)")
+      ->transform(CLI::IsMember({"SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR"}, CLI::ignore_case))
+      ->type_name("SPEED");
+  health->add_option("--expect-mtu", h.expect_mtu, "Fail when an Active port's active MTU is not this many bytes")
       ->check(CLI::IsMember({"256", "512", "1024", "2048", "4096"}))->type_name("BYTES");
+  health->add_option_function<std::string>(
+         "--expect-pcie", [&h](const std::string& text) { h.expect_pcie = pcie_expectation_of(text); },
+         "Fail when a device's PCIe link trained below this: x16gen4, x16 or gen4 (any case; default: below what "
+         "the device and its slot can do)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (pcie_expectation_of(text)) return {};
+            return fmt::format("'{}': --expect-pcie takes xWIDTHgenN, xWIDTH or genN (e.g. x16gen4)",
+                               fabric::printable(text));
+          },
+          ""))
+      ->type_name("xWIDTHgenN");
+  health->add_flag("--no-intra", h.no_intra,
+                   "No RC ping-pong between each pair of this host's rails (for a fabric that does not route between them)");
   health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options
   std::vector<CLI::Option*> sweep_only{hosts,    rank,           run_check, acm_service, group,          retests,
                                        repeat,   interval,       duration,  quick,       unidirectional, pairs,
-                                       outlier_factor, bw_fraction, expect_gbps};
+                                       outlier_factor, bw_fraction, expect_gbps, expect_us};
   health->callback([&opt, sweep_only] {
     refuse_given(sweep_only, "fabric-sweep health");
     opt.mode = mode::health;
+    // Each --device a list; a device named twice is checked once, in the
+    // order first given (validate refuses an empty name).
+    std::vector<std::string> devices;
+    for (const auto& given : opt.health.devices)
+      for (std::size_t at = 0;; ++at) {
+        auto comma = given.find(',', at);
+        auto name = given.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+        if (std::find(devices.begin(), devices.end(), name) == devices.end()) devices.push_back(name);
+        if (comma == std::string::npos) break;
+        at = comma;
+      }
+    opt.health.devices = std::move(devices);
+  });
+
+  auto& d = opt.discover;
+  auto* disc = app.add_subcommand(
+      "discover", "Read the InfiniBand subnet from this host (as root): nodes, links, forwarding tables, port counters");
+  disc->add_option("-o,--output", d.output, "Write the fabric document here, as a whole or not at all")
+      ->type_name(std::string(fabric::completion::file_type));
+  disc->add_option("--ca", d.ca, "Walk from this InfiniBand device (default: the first with an Active port)")
+      ->type_name(std::string(fabric::completion::device_type));
+  disc->add_option("--port", d.port, "Walk from this port of the device (default: its first Active one)")
+      ->transform(fabric::cli::decimal(1, 254))->type_name("N");
+  fabric::cli::add_timeout_option(*disc, d.timeout_ms);
+  disc->add_flag("--no-counters", d.no_counters, "Read nodes, links and forwarding tables only, no port counters");
+  disc->fallthrough();  // -j and --json=lines
+  std::vector<CLI::Option*> not_discover{hosts,       rank,   address, address_file,   port,  run_check,   acm_service,
+                                         group,       count,  size,    duration,       unidirectional, quick, pairs,
+                                         timeout, pair_timeout, retests, repeat, interval, outlier_factor, bw_fraction,
+                                         expect_gbps, expect_us};
+  disc->callback([&opt, not_discover] {
+    refuse_given(not_discover, "fabric-sweep discover");
+    opt.mode = mode::discover;
   });
 }
 
 void validate(const options& opt) {
-  if (opt.mode == mode::report) return;
+  if (opt.mode == mode::report || opt.mode == mode::discover) return;
+  for (const auto& d : opt.health.devices)
+    if (d.empty() || d == "." || d == ".." ||
+        std::any_of(d.begin(), d.end(), [](unsigned char c) { return c == '/' || std::isspace(c) != 0 || c < 0x20; }))
+      fabric::cli::usage_error(d.empty() ? std::string("--device: an empty device name in the list")
+                                         : fmt::format("--device '{}': not a device name", fabric::printable(d)));
   const auto& r = opt.run;
   if (!r.address_file.empty() && r.address != "{host}")
     fabric::cli::usage_error("--address and --address-file: give one");
@@ -192,7 +304,15 @@ nlohmann::json options_json(const options& o) {
             {"topology", text_or_null(o.report.topology)},
             {"outlier_factor", o.verdict.outlier_factor},
             {"bw_fraction", o.verdict.bw_fraction},
-            {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)}};
+            {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)},
+            {"expect_gbps_auto", o.verdict.expect_gbps_auto},
+            {"expect_us", fabric::value_or_null(o.verdict.expect_us)}};
+  if (o.mode == mode::discover)
+    return {{"output", text_or_null(o.discover.output)},
+            {"ca", text_or_null(o.discover.ca)},
+            {"port", fabric::value_or_null(o.discover.port)},
+            {"timeout", o.discover.timeout_ms},
+            {"no_counters", o.discover.no_counters}};
   if (o.mode == mode::health)
     return {{"address", o.run.address},
             {"address_file", text_or_null(o.run.address_file)},
@@ -202,10 +322,14 @@ nlohmann::json options_json(const options& o) {
             {"timeout", o.run.timeout_ms},
             {"pair_timeout", o.run.pair_timeout().count()},
             {"prometheus", text_or_null(o.report.prometheus)},
-            {"device", text_or_null(o.health.device)},
+            {"device", text_or_null(fmt::format("{}", fmt::join(o.health.devices, ",")))},
+            {"expect_ports", fabric::value_or_null(o.health.expect_ports)},
             {"expect_rate", fabric::value_or_null(o.health.expect_rate_gbps)},
             {"expect_width", text_or_null(o.health.expect_width)},
-            {"expect_mtu", fabric::value_or_null(o.health.expect_mtu)}};
+            {"expect_speed", text_or_null(o.health.expect_speed)},
+            {"expect_mtu", fabric::value_or_null(o.health.expect_mtu)},
+            {"expect_pcie", o.health.expect_pcie ? nlohmann::json(pcie_expectation_text(*o.health.expect_pcie)) : nullptr},
+            {"no_intra", o.health.no_intra}};
   const auto& r = o.run;
   return {{"hostlist", text_or_null(r.hosts)},
           {"rank", fabric::value_or_null(r.rank)},
@@ -228,7 +352,9 @@ nlohmann::json options_json(const options& o) {
           {"interval", r.interval_ms},
           {"outlier_factor", o.verdict.outlier_factor},
           {"bw_fraction", o.verdict.bw_fraction},
-          {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)}};
+          {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)},
+          {"expect_gbps_auto", o.verdict.expect_gbps_auto},
+          {"expect_us", fabric::value_or_null(o.verdict.expect_us)}};
 }
 
 }  // namespace sweep

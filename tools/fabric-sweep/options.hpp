@@ -1,6 +1,7 @@
 #pragma once
 /// fabric-sweep's command line: the options of a rank of the sweep, of
-/// the report and of the health check, and the rules that judge pairs.
+/// the report, of the health check and of discover, and the rules that
+/// judge pairs.
 
 #include "fabric-sweep/rank/checks.hpp"
 
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sweep {
@@ -49,7 +51,7 @@ struct run_options {
 /// the report judges by the sweep's own, as its ranks' documents record
 /// them, for the others. All given by default: judge by what is asked.
 struct verdict_given {
-  bool outlier_factor = true, bw_fraction = true, expect_gbps = true;
+  bool outlier_factor = true, bw_fraction = true, expect_gbps = true, expect_us = true;
 };
 
 struct report_options {
@@ -71,29 +73,59 @@ struct option_range {
   [[nodiscard]] constexpr bool holds(double v) const noexcept { return v >= lo && v <= hi; }
 };
 inline constexpr option_range outlier_factor_range{1.0, 1000.0};
-inline constexpr option_range bw_fraction_range{0.01, 1.0};
+inline constexpr option_range bw_fraction_range{0.001, 1.0};
 inline constexpr option_range expect_gbps_range{0.001, 1e6};
+inline constexpr option_range expect_us_range{0.001, 1e9};
 
-/// What makes a pair slow (verdict.cpp): the run's re-tests and the
+/// What makes a pair slow (verdict.hpp): the run's re-tests and the
 /// report's verdicts both judge by these.
 struct verdict_options {
-  double outlier_factor = 2.5;        ///< --outlier-factor: latency checks, times the fleet's median
-  double bw_fraction = 0.93;          ///< --bw-fraction: bw, of the fleet's 90th percentile
-  std::optional<double> expect_gbps;  ///< --expect-gbps: bw, an absolute floor
+  double outlier_factor = 2.5;        ///< --outlier-factor: latency checks, times the healthy pairs' median
+  double bw_fraction = 0.93;          ///< --bw-fraction: bw, of the healthy pairs' median
+  std::optional<double> expect_gbps;  ///< --expect-gbps N: bw, the rate a pair should reach
+  bool expect_gbps_auto = false;      ///< --expect-gbps auto: each pair's rate from its ports'
+  std::optional<double> expect_us;    ///< --expect-us N: latency checks, the p50 a pair should have
 
   bool operator==(const verdict_options&) const = default;
 };
 
-/// What the health check expects of this host's ports (NHC's check_hw_ib).
+/// A PCIe link as --expect-pcie states it: at least so many lanes, at
+/// least such a generation; 0 where it says nothing ("x16", "gen4").
+struct pcie_expectation {
+  unsigned width = 0;
+  unsigned generation = 0;
+  bool operator==(const pcie_expectation&) const = default;
+};
+
+/// "x16gen4", "X16", "Gen4": --expect-pcie's words, read case-insensitively;
+/// nullopt for anything else.
+std::optional<pcie_expectation> pcie_expectation_of(std::string_view text);
+/// The words back, as --expect-pcie takes them: "x16gen4", "x16", "gen4".
+std::string pcie_expectation_text(const pcie_expectation& e);
+
+/// What the health check expects of this host (NHC's check_hw_ib, and more).
 struct health_options {
-  std::string device;                      ///< --device: check this device's ports only
+  std::vector<std::string> devices;        ///< --device: check these devices only (default: every device)
+  std::optional<int> expect_ports;         ///< --expect-ports: Active ports the devices must have (default: all of theirs)
   std::optional<double> expect_rate_gbps;  ///< --expect-rate: an Active port below it fails
   std::string expect_width;                ///< --expect-width: "4X"; an Active port of another width fails
+  std::string expect_speed;                ///< --expect-speed: "EDR"; an Active port of another speed fails
   std::optional<std::uint32_t> expect_mtu; ///< --expect-mtu: bytes; an Active port of another active MTU fails
+  std::optional<pcie_expectation> expect_pcie;  ///< --expect-pcie: the PCIe link each device must have trained at
+  bool no_intra = false;                   ///< --no-intra: no ping-pong between this host's rails
+};
+
+/// What `discover` reads of the subnet, and from where.
+struct discover_options {
+  std::string output;        ///< -o, --output FILE: the fabric document, written atomically
+  std::string ca;            ///< --ca: the CA to walk from (default: the first with an Active InfiniBand port)
+  std::optional<int> port;   ///< --port: its port (default: its first Active one)
+  int timeout_ms = 1000;     ///< --timeout: each MAD's wait for its answer
+  bool no_counters = false;  ///< --no-counters: nodes, links and tables only
 };
 
 /// What the command line asked for: a rank of a sweep, or a subcommand.
-enum class mode { rank, report, health };
+enum class mode { rank, report, health, discover };
 
 struct options {
   fabric::cli::output_options out;
@@ -101,6 +133,7 @@ struct options {
   report_options report;
   verdict_options verdict;         ///< the run's re-tests and the report's verdict
   health_options health;
+  discover_options discover;
   sweep::mode mode = mode::rank;
 };
 

@@ -36,7 +36,7 @@ using fabric::cli::fields;
 // ---- ping: an RC ping-pong's round trips (rping's flow) ----
 
 void run_ping(const pair_job& job, pair_result& out) {
-  fabric::ping_plan plan{dial_addr(job), job.port, size_of(job), count_of(job)};
+  fabric::ping_plan plan{dial_addr(job), job.port, size_of(job), count_of(job), {}};
   fabric::ping_outcome got;
   // What the flow did goes into the pair's line however it ends: a pair
   // that ran out of time, or whose peer went away, says how far it got.

@@ -43,6 +43,7 @@ std::string rank_line(int sweep, const rank_word& word) {
   for (const auto& m : word.figures) figures.push_back({m.pair.first, m.pair.second, m.figure});
   json line{{"rank", word.rank}, {"sweep", sweep}, {"figures", std::move(figures)}};
   if (!word.trouble.empty()) line["trouble"] = fabric::printable(word.trouble).substr(0, max_trouble_bytes);
+  if (word.rate_gbps > 0) line["rate_gbps"] = word.rate_gbps;
   return line.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
@@ -68,6 +69,11 @@ std::optional<rank_word> read_rank_line(std::string_view line, int n, int sweep)
   if (j.contains("trouble")) {
     if (!read_trouble(j["trouble"], out.trouble)) return std::nullopt;
   }
+  if (j.contains("rate_gbps")) {
+    const auto& r = j["rate_gbps"];
+    if (!r.is_number() || !expect_gbps_range.holds(r.get<double>())) return std::nullopt;
+    out.rate_gbps = r.get<double>();
+  }
   return out;
 }
 
@@ -84,7 +90,7 @@ std::string agreement_line(const agreement& a) {
     unable.push_back({rank, at->second});
   }
   return json{{"retest", std::move(pairs)}, {"median_p50_us", a.fleet.median},       {"mad_us", a.fleet.mad},
-              {"samples", a.fleet.samples},   {"bar_gbps", fabric::value_or_null(a.bar_gbps)}, {"run", a.run},
+              {"samples", a.fleet.samples},   {"bar", fabric::value_or_null(a.bar)}, {"run", a.run},
               {"present", a.present},         {"unable", std::move(unable)},           {"troubles", std::move(troubles)}}
              .dump(-1, ' ', false, json::error_handler_t::replace) +
          "\n";
@@ -107,8 +113,7 @@ std::optional<agreement> read_agreement(std::string_view line, int n) {
   a.fleet.median = number("median_p50_us");
   a.fleet.mad = number("mad_us");
   a.fleet.samples = j.contains("samples") && j["samples"].is_number_unsigned() ? j["samples"].get<std::size_t>() : 0;
-  if (j.contains("bar_gbps") && j["bar_gbps"].is_number() && std::isfinite(j["bar_gbps"].get<double>()))
-    a.bar_gbps = j["bar_gbps"].get<double>();
+  if (j.contains("bar") && j["bar"].is_number() && std::isfinite(j["bar"].get<double>())) a.bar = j["bar"].get<double>();
   if (j.contains("run")) {
     if (!j["run"].is_string() || j["run"].get_ref<const std::string&>().size() > max_run_bytes) return std::nullopt;
     a.run = j["run"].get<std::string>();

@@ -87,7 +87,8 @@ void make_room_for(std::size_t connections) {
 /// given, asked once a gone_check_interval), names the outliers of its
 /// times (`mine`) and theirs, and answers everyone heard at once.
 agreement collect(const options& opt, const place& where, int sweep, std::set<int> expected, const rank_word& mine,
-                  const std::string& run, const deadline& until, departures* gone = nullptr) {
+                  const std::string& run, const deadline& until, departures* gone = nullptr,
+                  std::optional<double> carried = std::nullopt) {
   int n = static_cast<int>(where.hosts.size());
   make_room_for(max_connections(n));
   auto listener = fabric::listen_tcp(static_cast<std::uint16_t>(opt.run.port));
@@ -100,6 +101,8 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
   std::vector<std::unique_ptr<peer>> peers;
   std::set<int> heard;
   std::vector<measurement> all = mine.figures;
+  std::vector<double> rates(static_cast<std::size_t>(n), 0.0);
+  rates[0] = mine.rate_gbps;
   std::map<int, std::string> unable;
   if (!mine.trouble.empty()) unable[0] = mine.trouble;
   // Out of descriptors (a hard limit below the fleet's size, or a flood),
@@ -157,14 +160,15 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
     heard.insert(said->rank);
     expected.erase(said->rank);
     all.insert(all.end(), said->figures.begin(), said->figures.end());
+    rates[static_cast<std::size_t>(said->rank)] = said->rate_gbps;
     if (!said->trouble.empty()) unable[said->rank] = said->trouble;
     p.heard = true;
   }
   agreement a;
   fleet_bar bar;
-  a.retest = outliers(opt.run.check, all, opt.verdict, bar);
-  a.fleet = bar.fleet;
-  a.bar_gbps = bar.bar_gbps();
+  a.retest = outliers(opt.run.check, all, opt.verdict, bar, carried, rates);
+  a.fleet = bar.group;
+  a.bar = bar.value;
   a.ranks_heard = static_cast<int>(heard.size()) + 1;
   a.run = run;
   a.present.push_back(0);
@@ -243,17 +247,19 @@ std::set<int> everyone_but_rank0(const place& where) {
 }  // namespace
 
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                            int sweep, const std::vector<pair_result>& mine, departures& gone) {
+                            int sweep, const std::vector<pair_result>& mine, departures& gone, const judging& by) {
   return bounded([&] {
+    auto word = measured(where, mine);
+    word.rate_gbps = by.own_rate_gbps;
     if (where.rank != 0)
       // A rank that could not meet rank 0 in the rounds still tries, but not for long.
-      return ask(opt, where, addrs.front(), sweep, measured(where, mine),
+      return ask(opt, where, addrs.front(), sweep, word,
                  deadline::after(timeouts(opt, met(mine, 0) ? wait_timeouts + 1 : 1)), &gone);
     std::set<int> expected;
     for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r)
       if (met(mine, r)) expected.insert(r);
-    return collect(opt, where, sweep, std::move(expected), measured(where, mine), {},
-                   deadline::after(timeouts(opt, wait_timeouts)), &gone);
+    return collect(opt, where, sweep, std::move(expected), word, {}, deadline::after(timeouts(opt, wait_timeouts)),
+                   &gone, by.carried);
   });
 }
 

@@ -22,8 +22,11 @@ namespace sweep {
 /// What rank 0 told every rank at a meeting: who came, and which pairs to re-test.
 struct agreement {
   std::vector<rank_pair> retest;
-  spread fleet;                    ///< latency checks
-  std::optional<double> bar_gbps;  ///< bw: the figure below which a pair was slow
+  spread fleet;                    ///< latency checks: the healthy pairs' (verdict.hpp)
+  /// The bar the pairs were judged by, in the check's unit (bw: slow below
+  /// it, in Gb/s; latency: slow above it, in us); nullopt when there was
+  /// none, or each pair had its own (--expect-gbps auto).
+  std::optional<double> bar;
   int ranks_heard = 0;  ///< rank 0: the ranks whose times it had, itself included
   std::string run;      ///< the run's identity, as rank 0 named it (the start)
   std::vector<int> present;  ///< the ranks rank 0 heard, itself included, in order
@@ -39,6 +42,15 @@ struct rank_word {
   int rank = 0;
   std::vector<measurement> figures;
   std::string trouble;
+  double rate_gbps = 0;  ///< its port's data rate (data_rate_gbps), 0 unknown: --expect-gbps auto's
+};
+
+/// What rank 0 judges the outliers by besides the options: the bar a
+/// --pairs file carried from its first run, and this rank's port's data
+/// rate (each rank tells its own: --expect-gbps auto).
+struct judging {
+  std::optional<double> carried;
+  double own_rate_gbps = 0;
 };
 
 /// The longest trouble a rank may tell.
@@ -59,7 +71,7 @@ std::optional<agreement> read_agreement(std::string_view line, int n);
 /// Every wait bounded; a failure is in agreement::error, never thrown
 /// (but Ctrl-C).
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                            int sweep, const std::vector<pair_result>& mine, departures& gone);
+                            int sweep, const std::vector<pair_result>& mine, departures& gone, const judging& by = {});
 
 /// The same exchange as a meeting point: rank 0 waits for every rank (up
 /// to 4 timeouts), then answers all it heard at once; the others wait for

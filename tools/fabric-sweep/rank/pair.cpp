@@ -26,6 +26,25 @@ void run_check(const pair_job& job, pair_result& out) {
   kind.run(job, out);
 }
 
+port_rate rate_facts(const fabric::port_info& p) {
+  return {p.rate_gbps().value_or(0), std::string(fabric::speed_name(p.active_speed)),
+          std::string(fabric::link_layer_name(p.link_layer)), p.active_mtu};
+}
+
+nlohmann::json adapter_json(const fabric::port_info& p) {
+  return {{"device", p.device},
+          {"port", p.port},
+          {"link_layer", fabric::link_layer_name(p.link_layer)},
+          {"mtu", p.active_mtu},
+          {"width", fabric::width_name(p.active_width)},
+          {"speed", fabric::speed_name(p.active_speed)},
+          {"rate_gbps", fabric::value_or_null(p.rate_gbps())},
+          {"data_rate_gbps", fabric::value_or_null(data_rate_gbps(rate_facts(p)))},
+          {"node_guid", p.node_guid ? nlohmann::json(fabric::guid_text(p.node_guid)) : nlohmann::json(nullptr)},
+          {"port_guid", p.port_guid ? nlohmann::json(fabric::guid_text(p.port_guid)) : nlohmann::json(nullptr)},
+          {"lid", p.lid ? nlohmann::json(p.lid) : nlohmann::json(nullptr)}};
+}
+
 std::optional<double> lower_gbps(const pair_result& p) {
   std::optional<double> low;
   for (const auto& way : {p.client_to_server, p.server_to_client})

@@ -3,12 +3,14 @@
 /// measured, and the pair's line of output (a human line, a JSON object).
 
 #include "fabric-sweep/rank/checks.hpp"
+#include "fabric-sweep/verdict.hpp"
 #include "fabric-sweep/options.hpp"
 
 #include "fabric/base/meet.hpp"
 #include "fabric/cli/fields.hpp"
 #include "fabric/flows/rc_bandwidth.hpp"
 #include "fabric/base/stats.hpp"
+#include "fabric/verbs/ports.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -74,6 +76,13 @@ inline constexpr field lookup_time{"latency", "{}"};
 inline constexpr field connect_us{"connect_us", "connected in {:.0f} us"};
 inline constexpr field elapsed_us{"elapsed_us", "{:.0f} us"};
 }  // namespace pair_field
+
+/// A port as the sweep's lines give it (a rank's `adapter`): device, port,
+/// link layer, MTU, width, speed, rate, its data rate (data_rate_gbps), and
+/// the GUIDs and LID that find it in the subnet.
+nlohmann::json adapter_json(const fabric::port_info& p);
+/// The facts of a port that its data rate comes from.
+port_rate rate_facts(const fabric::port_info& p);
 
 /// A bw pair's figure: its lower measured direction, in Gb/s; nullopt for
 /// other checks, or before its figures came.

@@ -26,9 +26,12 @@ struct run_report {
   /// The hosts this rank's rounds meet, when not every other host
   /// (--quick, --pairs): the report leaves the pairs no rank planned out.
   std::optional<std::vector<std::string>> peers;
-  /// The active MTU of this host's port at its address, when known: the
-  /// report compares the hosts'.
-  std::optional<std::uint32_t> mtu;
+  /// This host's port at its address, when known: the report compares the
+  /// hosts' MTUs, judges pairs by their ports' rates (--expect-gbps auto)
+  /// and finds the port in the subnet.
+  std::optional<fabric::port_info> adapter;
+  /// The bar the --pairs file carried from the run whose outliers it holds.
+  std::optional<double> carried_bar;
   int round_count = 0;
   int retest_rounds = 0;          ///< the last sweep's
   std::optional<agreement> agreed;

@@ -254,7 +254,7 @@ nlohmann::json document(const tool& t, verdict& v, bool rendered, bool& streamed
   try {
     nlohmann::json fields;
     t.render(fields);
-    for (const char* key : {"role", "options", "results", "summary"})
+    for (const char* key : {"schema", "role", "options", "results", "summary"})
       if (fields.contains(key)) doc[key] = std::move(fields[key]);
     streamed = !fields.contains("results") && can_stream;
   } catch (const std::exception& e) {

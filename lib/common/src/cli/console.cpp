@@ -41,11 +41,17 @@ double unix_time() {
 
 }  // namespace
 
-console::console(std::string_view tool, output_mode mode) : tool_(tool), mode_(mode), host_(host_name()) {}
+console::console(std::string_view tool, output_mode mode)
+    : tool_(tool), mode_(mode), host_(host_name()), schema_(schema_name(tool)) {}
 
 void console::set_role(std::string_view role) {
   std::lock_guard lock(mutex_);
   role_ = role;
+}
+
+void console::set_schema(std::string_view schema) {
+  std::lock_guard lock(mutex_);
+  schema_ = schema;
 }
 
 void console::write(std::FILE* f, std::string_view text) {
@@ -95,7 +101,7 @@ void console::diagnostic(std::string_view text) {
 
 void console::write_event(std::string_view kind, const nlohmann::json& payload) {
   std::lock_guard lock(mutex_);
-  nlohmann::json j{{"schema", schema_name(tool_)}, {"tool", tool_}, {"host", host_}, {"role", role_},
+  nlohmann::json j{{"schema", schema_}, {"tool", tool_}, {"host", host_}, {"role", role_},
                    {"time", unix_time()},          {"event", kind}};
   j[std::string(kind)] = payload;
   write(stdout, dump_json(j) + '\n');

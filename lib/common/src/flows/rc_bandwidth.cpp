@@ -2,6 +2,7 @@
 
 #include "fabric/base/big_endian.hpp"
 #include "fabric/cm/rc.hpp"
+#include "fabric/verbs/ports.hpp"
 #include "fabric/verbs/verbs.hpp"
 
 #include <fmt/format.h>
@@ -138,16 +139,29 @@ void check_write_size(rdma_cm_id* id, std::uint32_t size) {
                                                   ibv_get_device_name(id->verbs->device), id->port_num, attr.max_msg_sz));
 }
 
+/// The rate of the id's port, in Gb/s as the kernel reports it; 0 unknown.
+double port_rate(rdma_cm_id* id) {
+  try {
+    return query_port(id).rate_gbps().value_or(0);
+  } catch (const error&) {
+    return 0;  // the depth for an unknown rate
+  }
+}
+
 /// One side's buffers: what it writes from, what the peer writes into,
 /// and the closing message each way.
 struct buffers {
   registered_buffer source, sink, done_out, done_in;
 
+  // Relaxed ordering, as perftest asks, where the device takes it (an
+  // optional access flag: one that does not is given the buffer without):
+  // the writes' data may then reach memory in any order over PCIe, which
+  // a bandwidth test does not read, and many adapters need it for line rate.
   buffers(ibv_pd* pd, std::uint32_t size, bool writes)
-      : sink(pd, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE),
+      : sink(pd, size, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_RELAXED_ORDERING),
         done_out(pd, done_bytes, 0),
         done_in(pd, done_bytes, IBV_ACCESS_LOCAL_WRITE) {
-    if (writes) source = registered_buffer(pd, size, 0);
+    if (writes) source = registered_buffer(pd, size, IBV_ACCESS_RELAXED_ORDERING);
   }
 
   void post_done_recv(ibv_qp* qp) {
@@ -191,11 +205,19 @@ struct both_ways {
 /// when no figures come from the peer, and what its writes did so far
 /// when they do not complete in time.
 void exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::string& peer,
-              const std::optional<write_job>& job, const wait_limit& limit, both_ways out) {
+              const std::optional<write_job>& job, const wait_limit& limit, both_ways out, double rate_gbps) {
   std::uint64_t posted = 0, completed = 0;
   bool writing = job.has_value(), sent_done = false, done_delivered = false, heard_peer = false;
   clock::time_point first{}, last{};
-  std::uint32_t depth = job ? writes_in_flight(job->size) : 0;
+  // The depth for the port's rate and a fabric's round trip, then again
+  // for the round trip the first write took, less its time on the wire.
+  std::uint32_t depth = job ? writes_in_flight(job->size, rate_gbps) : 0;
+  auto resize = [&] {
+    if (!job || completed != 1 || !(rate_gbps > 0)) return;
+    double took_us = std::chrono::duration<double, std::micro>(last - first).count();
+    double wire_us = static_cast<double>(job->size) * 8 / (rate_gbps * 1e3);
+    depth = writes_in_flight(job->size, rate_gbps, std::max(took_us - wire_us, 1.0));
+  };
   auto post_writes = [&] {
     while (writing && posted - completed < depth) {
       if (posted > 0 && (job->count > 0 ? posted >= job->count : clock::now() - first >= job->duration)) {
@@ -258,6 +280,7 @@ void exchange(rc_endpoint& ep, cm_channel& channel, buffers& b, const std::strin
         case write_id:
           ++completed;
           last = clock::now();
+          resize();
           break;
         case done_send_id:
           done_delivered = true;
@@ -312,7 +335,7 @@ void serve_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds, band
   if (asked->bidirectional)
     job = write_job{{asked->addr, asked->rkey, asked->size}, asked->size, asked->count,
                     std::chrono::milliseconds(asked->duration_ms)};
-  exchange(ep, m.channel, b, peer, job, m.work, {out.server_to_client, out.client_to_server});
+  exchange(ep, m.channel, b, peer, job, m.work, {out.server_to_client, out.client_to_server}, port_rate(id.get()));
   if (!out.client_to_server) throw error(exit_code::protocol, fmt::format("{}: the client wrote nothing", peer));
   rdma_disconnect(id.get());
 }
@@ -350,7 +373,8 @@ void measure_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds, ba
   if (!reply || reply->size < plan.size)
     throw error(exit_code::protocol, fmt::format("{}: its accept is not a bandwidth reply", out.peer));
   write_job job{{reply->addr, reply->rkey, reply->size}, plan.size, plan.count, plan.duration};
-  exchange(*link.c.endpoint, link.c.channel, *link.b, out.peer, job, work, {out.client_to_server, out.server_to_client});
+  exchange(*link.c.endpoint, link.c.channel, *link.b, out.peer, job, work, {out.client_to_server, out.server_to_client},
+           port_rate(link.c.id.get()));
   if (plan.bidirectional && !out.server_to_client)
     throw error(exit_code::protocol, fmt::format("{}: the server wrote nothing back", out.peer));
   rdma_disconnect(link.c.id.get());

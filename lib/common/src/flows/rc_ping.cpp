@@ -123,7 +123,7 @@ void send_pings(const ping_plan& plan, const pair_bounds& bounds, ping_outcome& 
     registered_buffer buf;  // destroyed before the connection's PD
   };
   auto link = dial_to_meet(bounds, [&](const wait_limit& meeting) {
-    connected made{prepare_rc_client({plan.addr, "", plan.port}, ping_config(), meeting), {}};
+    connected made{prepare_rc_client({plan.addr, plan.source, plan.port}, ping_config(), meeting), {}};
     made.buf = registered_buffer(made.c.endpoint->pd(), plan.size, IBV_ACCESS_LOCAL_WRITE);
     post_recv(*made.c.endpoint, made.buf, plan.size);
     connect_rc(made.c, bounds.answer().next(), bounds.key);

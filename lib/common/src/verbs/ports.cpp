@@ -2,24 +2,63 @@
 
 #include <fmt/format.h>
 
+#include <endian.h>
+
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <memory>
+#include <system_error>
 
 namespace fabric {
 
+namespace fs = std::filesystem;
+
 namespace {
 
-/// The kernel's rate file of a port; empty when there is none.
-std::string sysfs_rate(const std::string& device, unsigned port) {
-  std::ifstream in(fmt::format("/sys/class/infiniband/{}/ports/{}/rate", device, port));
+/// The first line of a sysfs file; empty when there is none (a file that
+/// is missing, or that the kernel refuses to read).
+std::string first_line(const fs::path& file) {
+  std::ifstream in(file);
   std::string line;
   std::getline(in, line);
   return line;
 }
 
-port_info describe(ibv_context* verbs, std::uint8_t port, const ibv_port_attr& pa, const ibv_device_attr& da) {
+fs::path device_dir(const fs::path& sysfs, std::string_view device) {
+  return sysfs / "class" / "infiniband" / std::string(device);
+}
+
+/// The kernel's rate file of a port; empty when there is none.
+std::string sysfs_rate(const fs::path& sysfs, const std::string& device, unsigned port) {
+  return first_line(device_dir(sysfs, device) / "ports" / std::to_string(port) / "rate");
+}
+
+std::optional<unsigned> unsigned_of_text(std::string_view text) noexcept {
+  if (!text.empty() && (text.front() == 'x' || text.front() == 'X')) text.remove_prefix(1);
+  unsigned v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end == text.data()) return std::nullopt;
+  return v;
+}
+
+/// A link width file: nullopt when missing, unreadable or 0 (no link).
+std::optional<unsigned> link_width(const fs::path& file) {
+  auto w = unsigned_of_text(first_line(file));
+  return w && *w > 0 ? w : std::nullopt;
+}
+
+std::optional<double> link_speed(const fs::path& file) { return pcie_speed_of_text(first_line(file)); }
+
+template <class T>
+std::optional<T> lower(std::optional<T> a, std::optional<T> b) {
+  if (a && b) return std::min(*a, *b);
+  return a ? a : b;
+}
+
+port_info describe(const fs::path& sysfs, ibv_context* verbs, std::uint8_t port, const ibv_port_attr& pa,
+                   const ibv_device_attr& da) {
   port_info info;
   info.device = ibv_get_device_name(verbs->device);
   info.port = port;
@@ -31,11 +70,17 @@ port_info describe(ibv_context* verbs, std::uint8_t port, const ibv_port_attr& p
   info.max_cqe = static_cast<std::uint32_t>(std::max(da.max_cqe, 2));
   info.active_width = pa.active_width;
   info.active_speed = pa.active_speed;
-  info.rate = sysfs_rate(info.device, port);
+  info.rate = sysfs_rate(sysfs, info.device, port);
+  info.node_guid = be64toh(da.node_guid);
+  info.lid = pa.lid;
+  ibv_gid gid{};
+  if (ibv_query_gid(verbs, port, 0, &gid) == 0) info.port_guid = be64toh(gid.global.interface_id);
   return info;
 }
 
 }  // namespace
+
+std::string guid_text(std::uint64_t guid) { return fmt::format("{:#018x}", guid); }
 
 std::uint32_t mtu_bytes(unsigned mtu_enum) noexcept { return mtu_enum >= 1 && mtu_enum <= 5 ? 128u << mtu_enum : 0; }
 
@@ -129,7 +174,7 @@ port_info query_port(rdma_cm_id* id) {
   check_ret(ibv_query_port(id->verbs, id->port_num, &pa), fmt::format("ibv_query_port {} port {}", device, id->port_num));
   ibv_device_attr da{};
   check_ret(ibv_query_device(id->verbs, &da), fmt::format("ibv_query_device {}", device));
-  auto info = describe(id->verbs, id->port_num, pa, da);
+  auto info = describe(default_sysfs, id->verbs, id->port_num, pa, da);
   if (id->route.num_paths > 0 && id->route.path_rec != nullptr) {
     auto route_mtu = mtu_bytes(id->route.path_rec->mtu);
     if (route_mtu != 0) info.path_mtu = std::min(info.path_mtu, route_mtu);
@@ -137,7 +182,7 @@ port_info query_port(rdma_cm_id* id) {
   return info;
 }
 
-std::vector<port_info> all_ports() {
+std::vector<port_info> all_ports(const fs::path& sysfs) {
   std::vector<port_info> ports;
   int n = 0;
   std::unique_ptr<ibv_device*, void (*)(ibv_device**)> list(ibv_get_device_list(&n), ibv_free_device_list);
@@ -150,10 +195,78 @@ std::vector<port_info> all_ports() {
     for (std::uint8_t p = 1; p <= da.phys_port_cnt; ++p) {
       ibv_port_attr pa{};
       if (ibv_query_port(ctx.get(), p, &pa) != 0) continue;
-      ports.push_back(describe(ctx.get(), p, pa, da));
+      ports.push_back(describe(sysfs, ctx.get(), p, pa, da));
     }
   }
   return ports;
+}
+
+std::string port_netdev(const fs::path& sysfs, std::string_view device, unsigned port) {
+  auto dev = device_dir(sysfs, device);
+  if (auto roce = first_line(dev / "ports" / std::to_string(port) / "gid_attrs" / "ndevs" / "0"); !roce.empty()) return roce;
+  if (auto parent = first_line(dev / "parent"); !parent.empty()) return parent;
+  // IPoIB: a network device of the same PCI function, told apart by dev_port.
+  std::error_code ec;
+  std::string only;
+  int seen = 0;
+  for (const auto& net : fs::directory_iterator(dev / "device" / "net", ec)) {
+    auto name = net.path().filename().string();
+    auto dev_port = unsigned_of_text(first_line(net.path() / "dev_port"));
+    if (dev_port && *dev_port + 1 == port) return name;
+    if (!dev_port) only = name;
+    ++seen;
+  }
+  return seen == 1 ? only : std::string();
+}
+
+std::optional<double> pcie_speed_of_text(std::string_view text) noexcept {
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end == text.data() || !(v > 0)) return std::nullopt;
+  return v;
+}
+
+unsigned pcie_generation(double gts) noexcept {
+  for (unsigned g = 1; g <= 6; ++g)
+    if (std::abs(gts - pcie_generation_gts(g)) < 0.01) return g;
+  return 0;
+}
+
+double pcie_generation_gts(unsigned generation) noexcept {
+  switch (generation) {
+    case 1: return 2.5;
+    case 2: return 5;
+    case 3: return 8;
+    case 4: return 16;
+    case 5: return 32;
+    case 6: return 64;
+    default: return 0;
+  }
+}
+
+std::optional<pcie_link> read_pcie_link(const fs::path& sysfs, std::string_view device) {
+  std::error_code ec;
+  auto function = fs::canonical(device_dir(sysfs, device) / "device", ec);
+  if (ec) return std::nullopt;  // a software device: no parent at all
+  auto has = [&](const fs::path& dir) {
+    return fs::exists(dir / "current_link_width", ec) || fs::exists(dir / "max_link_width", ec) ||
+           fs::exists(dir / "current_link_speed", ec) || fs::exists(dir / "max_link_speed", ec);
+  };
+  auto subsystem = fs::canonical(function / "subsystem", ec);
+  if (!has(function) && (ec || subsystem.filename() != "pci")) return std::nullopt;
+  pcie_link out;
+  out.function = function.filename().string();
+  out.width = link_width(function / "current_link_width");
+  out.speed_gts = link_speed(function / "current_link_speed");
+  out.max_width = link_width(function / "max_link_width");
+  out.max_speed_gts = link_speed(function / "max_link_speed");
+  // The slot: the port above the function, when it is a PCIe port (not the
+  // host bridge's pci0000:00).
+  if (auto slot = function.parent_path(); has(slot)) {
+    out.max_width = lower(out.max_width, link_width(slot / "max_link_width"));
+    out.max_speed_gts = lower(out.max_speed_gts, link_speed(slot / "max_link_speed"));
+  }
+  return out;
 }
 
 }  // namespace fabric

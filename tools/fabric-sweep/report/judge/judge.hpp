@@ -19,6 +19,10 @@ namespace sweep {
 /// the notes on the verdict added. Takes the matrix's round figures.
 void judge_pairs(matrix& m, const verdict_options& asked, const verdict_given& given = {});
 
+/// The bar `p` is judged by: its own from its ports' data rates
+/// (--expect-gbps auto), else the matrix's; nullopt for none.
+std::optional<double> bar_for(const matrix& m, const merged_pair& p);
+
 /// The report's verdict: ok when every pair passed.
 fabric::verdict judge(const matrix& m);
 
@@ -27,10 +31,5 @@ fabric::verdict judge(const matrix& m);
 /// peers; a bad link alone names neither end (its line does).
 std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m);
 
-/// For a bw matrix judged by the fleet (no --expect-gbps): a note when its
-/// slow pairs take more hosts to explain than a few bad links would (their
-/// cover, and a host for each link left, over a quarter of the hosts), with
-/// the spread of `fleet`, the passing pairs' figures.
-std::optional<std::string> spread_note(const matrix& m, std::vector<double> fleet, const verdict_options& o);
 
 }  // namespace sweep

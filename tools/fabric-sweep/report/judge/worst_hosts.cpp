@@ -1,5 +1,4 @@
-// The worst hosts: the fewest hosts that account for the bad pairs, and
-// the note that says when the slow pairs take too many hosts to explain.
+// The worst hosts: the fewest hosts that account for the bad pairs.
 #include "fabric-sweep/report/judge/judge.hpp"
 
 #include <fmt/format.h>
@@ -56,26 +55,6 @@ std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m) {
   for (auto i : cover_of(m, is_bad).hosts) out.emplace_back(m.hosts[i], bad[i]);
   std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
   return out;
-}
-
-std::optional<std::string> spread_note(const matrix& m, std::vector<double> fleet, const verdict_options& o) {
-  // A host below its rate slows all its pairs: a few hosts explain the
-  // slow pairs. When it takes many (their cover, and a host for each link
-  // left), the fleet's own spread is the likelier cause (virtual machines,
-  // a busy fabric).
-  if (!measures_bandwidth(m.check) || !m.bar.best_gbps || o.expect_gbps || m.count(pair_state::slow) == 0 ||
-      fleet.empty())
-    return std::nullopt;
-  auto n = m.hosts.size();
-  auto cover = cover_of(m, [](pair_state st) { return st == pair_state::slow; });
-  auto explaining = cover.hosts.size() + cover.links_left;
-  if (explaining <= std::max<std::size_t>(1, n / 4)) return std::nullopt;
-  std::sort(fleet.begin(), fleet.end());
-  return fmt::format(
-      "the slow pairs take {} of {} hosts to explain, more than a few bad links would: the fleet's own spread "
-      "(lowest {}, median {}, p90 {} Gb/s) may be wider than --bw-fraction {} allows",
-      explaining, n, gbps_text(fleet.front()), gbps_text(fleet[fleet.size() / 2]), gbps_text(*m.bar.best_gbps),
-      m.bar.bw_fraction);
 }
 
 }  // namespace sweep

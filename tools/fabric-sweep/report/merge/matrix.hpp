@@ -87,6 +87,13 @@ struct matrix {
   /// and whether another said otherwise.
   std::optional<verdict_options> sweeps_verdict;
   bool sweeps_disagree = false;
+  /// The bar a --pairs file carried from the run whose outliers it holds
+  /// (its ranks' documents and events say it), for this check.
+  std::optional<double> carried_bar;
+  /// Each host's port, when its lines said it (its started event), and
+  /// the data rate the judge takes from it (data_rate_gbps).
+  std::vector<std::optional<port_rate>> ports;
+  std::vector<std::optional<double>> data_rates;
 
   [[nodiscard]] std::size_t count(pair_state s) const noexcept { return counts[static_cast<int>(s)]; }
   /// The pairs the run meant to meet: all but the unplanned.

@@ -124,8 +124,13 @@ struct run_store {
   std::unordered_set<std::size_t> planned;  // then: the pairs its ranks planned, by triangle()
   std::optional<verdict_options> verdict;  // what its first rank document judged by
   bool judged_differently = false;         // another rank's document gave other options
-  std::unordered_map<std::uint32_t, std::uint32_t> mtus;  // each rank's host's port MTU, by host
+  std::unordered_map<std::uint32_t, port_rate> ports;  // each rank's host's port, by host
+  std::optional<double> first_run_us, first_run_gbps;  // what its --pairs file carried
 
+  void take_first_run(std::optional<double> us, std::optional<double> gbps) {
+    if (!first_run_us) first_run_us = us;
+    if (!first_run_gbps) first_run_gbps = gbps;
+  }
   void take_verdict(const std::optional<verdict_options>& v) {
     if (!v) return;
     if (!verdict) verdict = v;
@@ -144,7 +149,8 @@ struct strangers {
 struct orphan {
   std::optional<double> time;
   std::vector<std::uint32_t> hosts;
-  std::optional<std::pair<std::uint32_t, std::uint32_t>> mtu;  // its host and port MTU
+  std::optional<std::pair<std::uint32_t, port_rate>> port;  // its host and port
+  std::optional<double> first_run_us, first_run_gbps;
   std::optional<double> sweep_us;
   std::vector<std::uint32_t> plan;  // a rank's host, then its planned peers (--quick, --pairs)
   std::optional<verdict_options> verdict;
@@ -351,7 +357,9 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     o.sweep_us = w.sweep_us;
     o.plan = s.plan_of(w);
     o.verdict = w.verdict;
-    if (w.mtu) o.mtu = std::pair{s.host(w.mtu_host), *w.mtu};
+    if (w.port) o.port = std::pair{s.host(w.port_host), *w.port};
+    o.first_run_us = w.first_run_us;
+    o.first_run_gbps = w.first_run_gbps;
     for (const auto& p : w.pairs) {
       if (!s.wanted(p.check)) continue;
       o.texts.emplace_back(p.error);
@@ -367,7 +375,8 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
   if (w.sweep_us) r.sweep_us = std::max(r.sweep_us.value_or(0.0), *w.sweep_us);
   state::take_plan(r, s.plan_of(w));
   r.take_verdict(w.verdict);
-  if (w.mtu) r.mtus[s.host(w.mtu_host)] = *w.mtu;
+  if (w.port) r.ports[s.host(w.port_host)] = *w.port;
+  r.take_first_run(w.first_run_us, w.first_run_gbps);
   for (const auto& p : w.pairs)
     if (s.wanted(p.check)) s.absorb(r, {s.host(p.server), s.host(p.client), &p});
 }
@@ -460,7 +469,8 @@ std::size_t matrix_builder::state::join_orphans(run_store& run, run_choice& chos
     if (line.sweep_us) run.sweep_us = std::max(run.sweep_us.value_or(0.0), *line.sweep_us);
     take_plan(run, line.plan);
     run.take_verdict(line.verdict);
-    if (line.mtu) run.mtus[line.mtu->first] = line.mtu->second;
+    if (line.port) run.ports[line.port->first] = line.port->second;
+    run.take_first_run(line.first_run_us, line.first_run_gbps);
     for (std::size_t i = 0; i < line.pairs.size(); ++i) {
       auto& [in, rec] = line.pairs[i];
       rec.error = line.texts[i];
@@ -625,9 +635,14 @@ void matrix_builder::state::take_run_facts(const run_store& run, const std::vect
   m.sweep_us = run.sweep_us;
   m.sweeps_verdict = run.verdict;
   m.sweeps_disagree = run.judged_differently;
+  m.carried_bar = measures_bandwidth(m.check) ? run.first_run_gbps : run.first_run_us;
   std::vector<std::pair<std::string_view, std::uint32_t>> mtus;
-  for (auto h : order)
-    if (auto it = run.mtus.find(h); it != run.mtus.end()) mtus.emplace_back(names[h], it->second);
+  m.ports.assign(order.size(), std::nullopt);
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (auto it = run.ports.find(order[i]); it != run.ports.end()) {
+      m.ports[i] = it->second;
+      if (it->second.mtu > 0) mtus.emplace_back(names[order[i]], it->second.mtu);
+    }
   if (auto note = mtu_note(mtus)) m.notes.push_back(std::move(*note));
 }
 

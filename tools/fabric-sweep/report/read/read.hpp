@@ -5,6 +5,7 @@
 /// one line at a time, never for the input.
 
 #include "fabric-sweep/options.hpp"
+#include "fabric-sweep/verdict.hpp"
 
 #include "fabric/base/stats.hpp"
 
@@ -108,9 +109,13 @@ struct line_word {
   /// host and those peers; plan_host empty when it meets every other.
   std::string_view plan_host;
   std::vector<std::string_view> plan_peers;
-  /// A rank's host and its port's MTU, from its started event.
-  std::string_view mtu_host;
-  std::optional<std::uint32_t> mtu;
+  /// A rank's host and its port (its `adapter`; of older lines, the MTU
+  /// alone), from its started event or document.
+  std::string_view port_host;
+  std::optional<port_rate> port;
+  /// The bars a rank's --pairs file carried from its first run (us for
+  /// latency checks, Gb/s for bw), each within its option's range.
+  std::optional<double> first_run_us, first_run_gbps;
   /// What a rank's document says it judged pairs by (its --outlier-factor,
   /// --bw-fraction and --expect-gbps), when every one is in range.
   std::optional<verdict_options> verdict;

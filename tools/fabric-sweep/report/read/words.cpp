@@ -240,8 +240,15 @@ std::optional<verdict_options> verdict_of(const object& line) {
   auto fraction = number_within(o, "bw_fraction", bw_fraction_range);
   auto expect = field(o, "expect_gbps");
   if (!factor || !fraction || !expect) return std::nullopt;
-  verdict_options v{*factor, *fraction, std::nullopt};
+  verdict_options v;
+  v.outlier_factor = *factor;
+  v.bw_fraction = *fraction;
   if (!expect->is_null() && !(v.expect_gbps = number_within(o, "expect_gbps", expect_gbps_range))) return std::nullopt;
+  // Lines of versions before them have neither.
+  if (auto e = field(o, "expect_gbps_auto"); e && e->get_bool().get(v.expect_gbps_auto) != simdjson::SUCCESS)
+    return std::nullopt;
+  if (auto e = field(o, "expect_us"); e && !e->is_null() && !(v.expect_us = number_within(o, "expect_us", expect_us_range)))
+    return std::nullopt;
   return v;
 }
 
@@ -297,15 +304,43 @@ struct line_reader::state {
     word.plan_host = self;
     word.plan_peers = std::move(names);
   }
-  /// A rank's port's MTU (an MTU an RDMA port may have), with its host.
-  void add_mtu(const object& o) {
+  /// A rank's port, with its host: its `adapter` (an MTU an RDMA port
+  /// may have, a rate within reason, short words), else the MTU alone of
+  /// older lines.
+  void add_port(const object& o) {
     std::string_view self;
-    std::uint64_t mtu = 0;
-    if (o["host"].get(self) != simdjson::SUCCESS || !host_name(self) || o["mtu"].get_uint64().get(mtu) != simdjson::SUCCESS ||
-        mtu < 256 || mtu > 65536)
+    if (o["host"].get(self) != simdjson::SUCCESS || !host_name(self)) return;
+    auto mtu_of = [](const object& from) -> std::optional<std::uint32_t> {
+      std::uint64_t mtu = 0;
+      if (from["mtu"].get_uint64().get(mtu) != simdjson::SUCCESS || mtu < 256 || mtu > 65536) return std::nullopt;
+      return static_cast<std::uint32_t>(mtu);
+    };
+    object adapter;
+    if (auto e = field(o, "adapter"); e && e->get_object().get(adapter) == simdjson::SUCCESS) {
+      port_rate p;
+      std::string_view speed, link_layer;
+      double rate = 0;
+      if (adapter["speed"].get(speed) == simdjson::SUCCESS && speed.size() <= 16) p.speed = speed;
+      if (adapter["link_layer"].get(link_layer) == simdjson::SUCCESS && link_layer.size() <= 16) p.link_layer = link_layer;
+      if (auto r = field(adapter, "rate_gbps"); r && r->get_double().get(rate) == simdjson::SUCCESS &&
+                                                 expect_gbps_range.holds(rate))
+        p.rate_gbps = rate;
+      p.mtu = mtu_of(adapter).value_or(0);
+      word.port_host = self;
+      word.port = std::move(p);
       return;
-    word.mtu_host = self;
-    word.mtu = static_cast<std::uint32_t>(mtu);
+    }
+    if (auto mtu = mtu_of(o)) {
+      word.port_host = self;
+      word.port = port_rate{0, {}, {}, *mtu};
+    }
+  }
+  /// What a rank's --pairs file carried from its first run.
+  void add_first_run(const object& o) {
+    object carried;
+    if (auto e = field(o, "first_run"); !e || e->get_object().get(carried) != simdjson::SUCCESS) return;
+    word.first_run_us = number_within(carried, "bar_us", expect_us_range);
+    word.first_run_gbps = number_within(carried, "bar_gbps", expect_gbps_range);
   }
   /// The run of an event's payload, else the line's own.
   void note_run(const object& payload, const object& line) {
@@ -327,8 +362,10 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.pairs.clear();
   s.word.plan_host = {};
   s.word.plan_peers.clear();
-  s.word.mtu_host = {};
-  s.word.mtu.reset();
+  s.word.port_host = {};
+  s.word.port.reset();
+  s.word.first_run_us.reset();
+  s.word.first_run_gbps.reset();
   s.word.verdict.reset();
   s.word.malformed = 0;
   s.word.long_names = 0;
@@ -379,7 +416,8 @@ const line_word& line_reader::read(std::string_view json) {
     if (started) {
       if (auto hosts = field(o, "hosts")) s.add_hosts(*hosts);
       s.add_plan(o);
-      s.add_mtu(o);
+      s.add_port(o);
+      s.add_first_run(o);
     } else if (pair) {
       s.add_pair(*payload);
     }
@@ -391,6 +429,8 @@ const line_word& line_reader::read(std::string_view json) {
     s.note_run(summary, line);
     if (auto hosts = field(summary, "hosts")) s.add_hosts(*hosts);
     s.add_plan(summary);
+    s.add_port(summary);
+    s.add_first_run(summary);
     if (auto elapsed = field(summary, "elapsed_us")) {
       double d = 0;
       if (elapsed->get_double().get(d) == simdjson::SUCCESS && d >= 0 && d <= most_figure) s.word.sweep_us = d;

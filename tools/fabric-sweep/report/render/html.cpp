@@ -6,6 +6,7 @@
 // with a filter. Passing pairs take the green-to-yellow half of the scale
 // and slow ones red, so that a colour never says worse than the verdict.
 // No network fetches; the one script is inline, and the small page has none.
+#include "fabric-sweep/report/judge/judge.hpp"
 #include "fabric-sweep/report/render/render.hpp"
 
 #include "fabric/base/text.hpp"
@@ -40,15 +41,16 @@ std::string escape(std::string_view text) {
 
 /// Badness from 0 (the fleet's middle or best) to 1 (at the bar or past it).
 double badness(const matrix& m, double figure) {
+  auto middle = m.bar.group.median;
+  auto bar = m.bar.value;
   if (measures_bandwidth(m.check)) {
-    auto best = m.bar.best_gbps.value_or(figure);
-    auto bar = m.bar.bar_gbps().value_or(best * m.bar.bw_fraction);
-    if (best <= bar) return figure < bar ? 1.0 : 0.0;
-    return std::clamp((best - figure) / (best - bar), 0.0, 1.0);
+    if (!bar) bar = middle * m.bar.bw_fraction;
+    if (middle <= *bar) return figure < *bar ? 1.0 : 0.0;
+    return std::clamp((middle - figure) / (middle - *bar), 0.0, 1.0);
   }
-  auto median = m.bar.fleet.median;
-  if (median <= 0) return 0;
-  return std::clamp((figure / median - 1) / std::max(m.bar.outlier_factor - 1, 0.01), 0.0, 1.0);
+  if (middle <= 0) return 0;
+  if (!bar || *bar <= middle) bar = middle * std::max(m.bar.outlier_factor, 1.01);
+  return std::clamp((figure - middle) / (*bar - middle), 0.0, 1.0);
 }
 
 /// Green through yellow to red, continuously: 0 to 0.5 for passing
@@ -81,7 +83,7 @@ std::optional<double> cell_figure(const matrix& m, const merged_pair& p, std::si
 bool slow_figure(const matrix& m, const merged_pair& p, std::optional<double> f) {
   if (p.state != pair_state::slow) return false;
   if (!measures_bandwidth(m.check) || !f) return true;
-  auto bar = m.bar.bar_gbps();
+  auto bar = bar_for(m, p);
   return !bar || *f < *bar;
 }
 
@@ -315,16 +317,12 @@ std::string html_page(const matrix& m, const page_context& ctx) {
   bool overview = n > cells_up_to;
   std::string body;
   std::string scale_words;
-  if (measures_bandwidth(m.check)) {
-    auto bar = m.bar.bar_gbps();
-    scale_words = fmt::format("<span>{}</span><span class=\"scale\"></span><span>{}</span><span class=\"box\" style=\"background:{}\"></span>below the bar (slow)",
-                              m.bar.best_gbps ? figure_text(m, *m.bar.best_gbps) + " (p90)" : std::string("best"),
-                              bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"), heat(1.0));
-  } else {
-    scale_words = fmt::format("<span>{}</span><span class=\"scale\"></span><span>{:g}&#xd7;</span><span class=\"box\" style=\"background:{}\"></span>slow",
-                              m.latency_measured() ? figure_text(m, m.bar.fleet.median) + " (median)" : std::string("the median"),
-                              m.bar.outlier_factor, heat(1.0));
-  }
+  auto bar = m.bar.value;
+  scale_words = fmt::format(
+      "<span>{}</span><span class=\"scale\"></span><span>{}</span><span class=\"box\" style=\"background:{}\"></span>{} (slow)",
+      m.bar.group.samples > 0 ? figure_text(m, m.bar.group.median) + " (median)" : std::string("the median"),
+      bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"), heat(1.0),
+      measures_bandwidth(m.check) ? "below the bar" : "above the bar");
   std::string legend = fmt::format(
       R"x(<p class="legend">{}<span class="box" style="background:{}"></span>failed<span class="box" style="background:{}"></span>not reported{}</p>)x",
       scale_words, failed_fill, missing_fill,
@@ -372,12 +370,9 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     when += fmt::format("{}started {:%Y-%m-%d %H:%M:%S} UTC", when.empty() ? "" : ", ", fmt::gmtime(t));
   }
   if (!ctx.generated.empty()) when += fmt::format("{}reported {}", when.empty() ? "" : "; ", escape(ctx.generated));
-  std::string figures = measures_bandwidth(m.check)
-                            ? fmt::format("Bar {}.", m.bar.bar_gbps() ? figure_text(m, *m.bar.bar_gbps()) : std::string("none"))
-                        : m.latency_measured()
-                            ? fmt::format("Median p50 {} {:.1f} &#xb5;s (MAD {:.1f} &#xb5;s).", check_measure(m.check),
-                                          m.bar.fleet.median, m.bar.fleet.mad)
-                            : std::string("No pair measured.");
+  std::string figures = escape(bar_rule(m));
+  if (!figures.empty()) figures[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(figures[0])));
+  figures += ".";
   return fmt::format(R"x(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {}</title>
 <style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>

@@ -1,5 +1,6 @@
 // The report's JSON document: its options as it judged, every pair as a
 // result (written one at a time), and the summary.
+#include "fabric-sweep/report/judge/judge.hpp"
 #include "fabric-sweep/report/render/render.hpp"
 
 #include "fabric/cli/json_values.hpp"
@@ -26,6 +27,38 @@ std::string error_word(const matrix& m, const merged_pair& p) {
   }
 }
 
+/// What the pairs were judged against (verdict.hpp), each figure in the
+/// check's unit: us for latency checks, Gb/s for bw.
+json bar_json(const matrix& m) {
+  const auto& b = m.bar;
+  if (kind_of(m.check).judged == judged_by::delivery) return nullptr;
+  bool bw = measures_bandwidth(m.check);
+  auto in_unit = [&](std::string_view name, std::optional<double> v, bool mine) {
+    return std::pair{fmt::format("{}_{}", name, mine ? (bw ? "gbps" : "us") : (bw ? "us" : "gbps")),
+                     mine ? fabric::value_or_null(v) : json(nullptr)};
+  };
+  bool healthy = b.source == bar_source::fleet || b.source == bar_source::ports;
+  std::optional<double> median, spread;
+  if (healthy && b.group.samples > 0) median = b.group.median, spread = 1.4826 * b.group.mad;
+  json out = {{"by", source_name(b.source)},
+              {"rule", bar_rule(m)},
+              {"healthy_pairs", healthy ? b.group.samples : 0},
+              {"fleet_pairs", b.fleet_pairs},
+              {"outlier_factor", b.outlier_factor},
+              {"bw_fraction", b.bw_fraction},
+              {"expect_us", bw ? json(nullptr) : fabric::value_or_null(b.expected)},
+              {"expect_gbps", bw ? fabric::value_or_null(b.expected) : json(nullptr)}};
+  for (auto [key, value] : {in_unit("bar", b.value, true), in_unit("bar", b.value, false),
+                            in_unit("healthy_median", median, true), in_unit("healthy_median", median, false),
+                            in_unit("healthy_spread", spread, true), in_unit("healthy_spread", spread, false)})
+    out[key] = value;
+  out["split"] = b.split ? json{{"slower_pairs", b.split->slower},
+                                {"faster_pairs", b.split->faster},
+                                {"ratio", b.split->slower_median / b.split->faster_median}}
+                         : json(nullptr);
+  return out;
+}
+
 }  // namespace
 
 json report_options_json(const options& opt, const matrix& m) {
@@ -33,6 +66,8 @@ json report_options_json(const options& opt, const matrix& m) {
   j["outlier_factor"] = m.verdict.outlier_factor;
   j["bw_fraction"] = m.verdict.bw_fraction;
   j["expect_gbps"] = fabric::value_or_null(m.verdict.expect_gbps);
+  j["expect_gbps_auto"] = m.verdict.expect_gbps_auto;
+  j["expect_us"] = fabric::value_or_null(m.verdict.expect_us);
   return j;
 }
 
@@ -44,7 +79,7 @@ void each_result(const matrix& m, const fabric::result_sink& sink) {
     json bandwidth = nullptr;
     if (bw && std::holds_alternative<bandwidth_figures>(p.figures))
       bandwidth = {{"a_to_b", direction_json(p.a_to_b())}, {"b_to_a", direction_json(p.b_to_a())},
-                   {"gbps", fabric::value_or_null(p.figure())}};
+                   {"gbps", fabric::value_or_null(p.figure())}, {"bar_gbps", fabric::value_or_null(bar_for(m, p))}};
     sink({{"kind", "pair"},
           {"index", index++},
           {"ok", p.state == pair_state::ok},
@@ -64,18 +99,10 @@ void each_result(const matrix& m, const fabric::result_sink& sink) {
 void to_json(json& j, const options& opt, const matrix& m) {
   j["role"] = "report";
   j["options"] = report_options_json(opt, m);
-  bool bw = measures_bandwidth(m.check);
   // The results are each_result's, written as the document is.
   json worst = json::array();
   for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
-  bool fleet_measured = m.latency_measured();
-  json bar = nullptr;
-  if (bw)
-    bar = {{"p90_gbps", fabric::value_or_null(m.bar.best_gbps)},
-           {"spread_gbps", fabric::value_or_null(m.bar.spread_gbps)},
-           {"fraction", m.bar.bw_fraction},
-           {"expect_gbps", fabric::value_or_null(m.bar.expect_gbps)},
-           {"bar_gbps", fabric::value_or_null(m.bar.bar_gbps())}};
+  bool fleet_measured = m.latency_measured() && m.bar.group.samples > 0;
   j["summary"] = {{"check", check_name(m.check)},
                   {"hosts", m.hosts},
                   {"pairs", m.planned()},
@@ -83,9 +110,9 @@ void to_json(json& j, const options& opt, const matrix& m) {
                   {"slow", m.count(pair_state::slow)},
                   {"failed", m.count(pair_state::failed)},
                   {"missing", m.count(pair_state::missing)},
-                  {"median_p50_us", fleet_measured ? json(m.bar.fleet.median) : json(nullptr)},
-                  {"mad_us", fleet_measured ? json(m.bar.fleet.mad) : json(nullptr)},
-                  {"bandwidth_bar", std::move(bar)},
+                  {"median_p50_us", fleet_measured ? json(m.bar.group.median) : json(nullptr)},
+                  {"mad_us", fleet_measured ? json(m.bar.group.mad) : json(nullptr)},
+                  {"bar", bar_json(m)},
                   {"worst_hosts", std::move(worst)},
                   {"rounds", m.rounds},
                   {"sweep_us", fabric::value_or_null(m.sweep_us)},

@@ -39,7 +39,7 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
   hosts.reserve(n);
   for (const auto& h : m.hosts) hosts.push_back(fabric::printable_utf8(h));
   if (measures_bandwidth(m.check)) {
-    if (auto bar = m.bar.bar_gbps()) {
+    if (auto bar = m.bar.value) {
       out.family("fabric_sweep_bar_bytes_per_second", "The bandwidth below which a pair is slow");
       out.sample("fabric_sweep_bar_bytes_per_second", {{"check", check}}, *bar * bytes_per_gbit);
     }
@@ -77,7 +77,7 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
     if (m.latency_measured()) {
       out.family("fabric_sweep_median_p50_seconds",
                  "The fleet's median of the pairs' median times (round trip, or connection setup: the check label)");
-      out.sample("fabric_sweep_median_p50_seconds", {{"check", check}}, m.bar.fleet.median / us_per_s);
+      out.sample("fabric_sweep_median_p50_seconds", {{"check", check}}, m.bar.group.median / us_per_s);
     }
     // Each host's slowest pair: a slow host shows without a series per pair.
     std::vector<std::optional<double>> slowest(n);

@@ -36,6 +36,10 @@ inline constexpr std::size_t cells_up_to = 100;
 /// rest are counted (--csv and -j list every pair).
 inline constexpr std::size_t pair_lines_up_to = 100;
 
+/// The verdict's rule in one sentence: "slow below 93.1 Gb/s: 0.93 of the
+/// healthy pairs' median 100.1 Gb/s (45 of 45 pairs)".
+std::string bar_rule(const matrix& m);
+
 /// The human table, a cell per ordered pair, in O(pairs), and the lines
 /// that name the failed, slow, re-tested and worst.
 std::string format_matrix(const matrix& m);

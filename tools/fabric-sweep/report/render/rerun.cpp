@@ -27,6 +27,8 @@ std::string rerun_text(const matrix& m) {
                                 fabric::counted(pairs, "slow or failed pair", "slow and failed pairs"), check_name(m.check),
                                 fabric::counted(rounds.size(), "round"));
   out += "# run them again: fabric-sweep --pairs FILE, under the sweep's launcher\n";
+  // The re-run's report judges by the bar they were found slow by.
+  if (m.bar.value && m.bar.source != bar_source::ports) out += bar_line(m.check, *m.bar.value) + "\n";
   if (unnamed > 0)
     out += fmt::format("# {} left out: a host name with a blank or '#'\n", fabric::counted(unnamed, "pair"));
   for (std::size_t r = 0; r < rounds.size(); ++r)

@@ -3,6 +3,7 @@
 // Above cells_up_to hosts no terminal shows the table: the lines alone,
 // the pairs' lines capped (--csv, -j and the page have every pair). A
 // worst host's failed pairs of one error are one line, its slow ones too.
+#include "fabric-sweep/report/judge/judge.hpp"
 #include "fabric-sweep/report/render/render.hpp"
 
 #include "fabric/cli/console.hpp"
@@ -35,7 +36,7 @@ std::string bandwidth_cell(const matrix& m, const merged_pair& p, std::size_t ro
   if (p.state == pair_state::missing) return "?";
   auto d = row == p.a ? p.a_to_b() : p.b_to_a();
   if (!d) return ".";
-  auto bar = m.bar.bar_gbps();
+  auto bar = bar_for(m, p);
   return gbps_text(d->gbps) + (bar && d->gbps < *bar ? "!" : "");
 }
 
@@ -140,7 +141,6 @@ std::string pair_lines(const matrix& m, pair_state state) {
 }  // namespace
 
 std::string format_matrix(const matrix& m) {
-  bool bw = measures_bandwidth(m.check);
   std::string s = m.hosts.size() <= cells_up_to
                       ? cells_text(m)
                       : fmt::format("{} hosts, check {}: no table above {} hosts (--html draws an overview, --csv "
@@ -148,22 +148,7 @@ std::string format_matrix(const matrix& m) {
                                     m.hosts.size(), check_name(m.check), cells_up_to);
   s += fmt::format("pairs: {} ok, {} slow, {} failed, {} missing", m.count(pair_state::ok), m.count(pair_state::slow),
                    m.count(pair_state::failed), m.count(pair_state::missing));
-  if (bw || m.latency_measured()) s += "; ";
-  if (bw) {
-    auto bar = m.bar.bar_gbps();
-    s += bar ? fmt::format("bar {} Gb/s", gbps_text(*bar)) : std::string("no bar (fewer than 3 pairs measured)");
-    if (m.bar.best_gbps) s += fmt::format(" ({} of the fleet's p90 {} Gb/s", m.bar.bw_fraction, gbps_text(*m.bar.best_gbps));
-    if (m.bar.lowered_by_spread())
-      s += fmt::format(", lowered a third at most to its spread: median less 3 MADs {} Gb/s", gbps_text(*m.bar.spread_gbps));
-    if (m.bar.expect_gbps)
-      s += fmt::format("{}expected {} Gb/s", m.bar.best_gbps ? "; " : " (", gbps_text(*m.bar.expect_gbps));
-    if (m.bar.best_gbps || m.bar.expect_gbps) s += ")";
-    s += "\n";
-  } else if (m.latency_measured()) {
-    s += fmt::format("median p50 {:.1f} us, MAD {:.1f} us\n", m.bar.fleet.median, m.bar.fleet.mad);
-  } else {
-    s += "\n";  // multicast, or no pair measured: no figures to sum up
-  }
+  s += fmt::format("; {}\n", bar_rule(m));
   s += pair_lines(m, pair_state::failed);
   s += pair_lines(m, pair_state::slow);
   // A pair still slow after its re-tests is named with the slow ones.

@@ -91,7 +91,8 @@ struct tool {
   /// the verdict. Failures may also be thrown as fabric::error.
   std::function<verdict(console&)> body;
   /// Writes the report's "role", "options", "results" and "summary" into
-  /// the document. Called after the body, also when it threw, so that a
+  /// the document (and "schema", for a subcommand whose documents have a
+  /// schema of their own). Called after the body, also when it threw, so that a
   /// partial report is printed; and after a usage error.
   std::function<void(nlohmann::json&)> render;
 };

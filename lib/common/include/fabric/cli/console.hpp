@@ -56,6 +56,9 @@ public:
 
   /// The role events are tagged with ("client", "server", ...).
   void set_role(std::string_view role);
+  /// The schema events name, for a subcommand whose documents have a
+  /// schema of their own (default: the tool's, schema_name(tool)).
+  void set_schema(std::string_view schema);
 
   /// A line of human output on stdout; nothing in the JSON modes.
   void line(std::string_view text);
@@ -98,6 +101,7 @@ private:
   output_mode mode_;
   std::string host_;
   std::string role_ = "none";
+  std::string schema_;
   bool closed_ = false;      ///< stdout failed: nothing more is written there
   bool reader_gone_ = false; ///< it failed because its reader went away (EPIPE)
   std::mutex mutex_;

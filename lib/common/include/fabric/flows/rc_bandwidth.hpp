@@ -29,16 +29,27 @@ namespace fabric {
 /// of this size (what it writes from and what the peer writes into), well
 /// within the toolkit's memory limit of 1 GiB a process.
 inline constexpr std::uint32_t max_write_bytes = std::uint32_t{256} << 20;
-/// Writes a side keeps in flight: up to 8, which keep a pipe of hundreds of
-/// Gb/s full, and no more than 4 MiB of them (at least two: one on the wire
-/// while the next is posted), so that what is still in flight when the
-/// time is up drains soon over a slow link too, within the pair's time.
-/// All of them read the same buffer, so the depth costs no memory.
-inline constexpr std::uint32_t max_writes_in_flight = 8;
-constexpr std::uint32_t writes_in_flight(std::uint64_t size) {
-  constexpr std::uint64_t most_bytes = std::uint64_t{4} << 20;
-  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(most_bytes / std::max<std::uint64_t>(size, 1), 2,
-                                                              max_writes_in_flight));
+/// Writes a side keeps in flight, so that a link of `rate_gbps` whose round
+/// trip is `rtt_us` never runs dry while a completion travels back: twice
+/// its bandwidth-delay product, and 8 MiB at least (a 400 Gb/s link's
+/// round trip across a fabric is some 250 KB, but the adapter's and the
+/// host's handling of each completion adds to it; perftest keeps 128
+/// writes in flight whatever the link); no more than the link carries in
+/// 4 ms, so that what is still in flight when the time is up drains soon,
+/// over a slow link too; 4 MiB when its rate is unknown. At least two
+/// (one on the wire while the next is posted), at most
+/// max_writes_in_flight. All read the same buffer: the depth costs no memory.
+inline constexpr std::uint32_t max_writes_in_flight = 64;
+constexpr std::uint32_t writes_in_flight(std::uint64_t size, double rate_gbps = 0, double rtt_us = 10) {
+  constexpr double least_bytes = 8.0 * (1 << 20), unknown_rate_bytes = 4.0 * (1 << 20), drain_s = 0.004;
+  double bytes_per_s = rate_gbps > 0 ? rate_gbps * 1e9 / 8 : 0;
+  double want = bytes_per_s > 0 ? std::max(2 * bytes_per_s * std::max(rtt_us, 0.0) / 1e6, least_bytes) : unknown_rate_bytes;
+  double cap = bytes_per_s > 0 ? bytes_per_s * drain_s : unknown_rate_bytes;
+  double each = static_cast<double>(std::max<std::uint64_t>(size, 1));
+  double writes = std::min(want, cap) / each;
+  if (!(writes < max_writes_in_flight)) return max_writes_in_flight;
+  auto whole = static_cast<std::uint32_t>(writes);
+  return std::max<std::uint32_t>(whole + (static_cast<double>(whole) < writes ? 1 : 0), 2);
 }
 /// The most writes, and the longest time, a plan may ask for.
 inline constexpr std::uint64_t max_write_count = std::uint64_t{1} << 32;

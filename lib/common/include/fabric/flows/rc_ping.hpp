@@ -28,6 +28,7 @@ struct ping_plan {
   std::uint16_t port = 0;
   std::uint32_t size = 64;     ///< bytes per ping, at least 1
   std::uint64_t count = 100;   ///< pings
+  std::string source;          ///< client: the local address to leave from (empty: the route's)
 };
 
 /// The server half: listens on plan.port, accepts one client, echoes
