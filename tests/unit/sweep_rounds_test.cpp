@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
+#include <optional>
 
 #include <algorithm>
 #include <set>
@@ -139,6 +141,35 @@ TEST(sweep_rounds, a_comment_starts_anywhere_on_a_line) {
   EXPECT_EQ(names(rs, hosts), (std::vector<std::vector<std::string>>{{"n1-n2", "n4-n5"}, {"n2-n3"}}));
   rs = sweep::rounds_from_file("1 n1 n2 # round one\r\n2 n1 n3\r\n", "p", hosts);
   EXPECT_EQ(names(rs, hosts), (std::vector<std::vector<std::string>>{{"n1-n2"}, {"n1-n3"}}));
+}
+
+TEST(sweep_rounds, the_first_runs_bar_is_read_with_the_pairs_from_the_header) {
+  // The file is read once, as it comes: the "#bar" line of report
+  // --outliers among the comments before the first pair, a comment line
+  // too long for a bar line skipped without being held.
+  auto path = testing::TempDir() + "/pairs-with-bar";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::string text = "# fabric-sweep report\n#" + std::string(100'000, 'x') + "\n#bar bw 80 gbps\n#bar ping 53.5 us\n" +
+                       "n1 n2\n#bar ping 99 us\nn3 n4\n";
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  }
+  sweep::run_options o;
+  o.pairs_file = path;
+  sweep::place where;
+  where.hosts = hosts;
+  std::optional<double> bar;
+  EXPECT_EQ(names(sweep::schedule_of(o, where, &bar), hosts), (std::vector<std::vector<std::string>>{{"n1-n2", "n3-n4"}}));
+  EXPECT_EQ(bar, 53.5) << "the ping bar before the first pair";
+  o.check = sweep::check::bw;
+  sweep::schedule_of(o, where, &bar);
+  EXPECT_EQ(bar, 80);
+  o.check = sweep::check::connect;
+  sweep::schedule_of(o, where, &bar);
+  EXPECT_FALSE(bar);
+  std::remove(path.c_str());
 }
 
 TEST(sweep_rounds, every_pair_of_2000_hosts_is_read_and_packed_in_seconds) {

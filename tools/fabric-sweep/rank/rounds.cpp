@@ -3,6 +3,7 @@
 // (the outliers' re-tests, --pairs without round numbers), or the rounds
 // of a --pairs file.
 #include "fabric-sweep/rank/rounds.hpp"
+#include "fabric-sweep/verdict.hpp"
 
 #include "fabric/base/big_endian.hpp"
 #include "fabric/base/socket.hpp"
@@ -167,10 +168,16 @@ public:
           end_line();
         } else if (in_comment_) {
           auto nl = piece.find('\n', i);
-          i = (nl == std::string_view::npos ? piece.size() : nl) - 1;
+          auto end = nl == std::string_view::npos ? piece.size() : nl;
+          if (keeping_) keep(piece.substr(i, end - i));
+          i = end - 1;
         } else if (c == '#') {
           in_comment_ = true;
           in_word_ = false;
+          // A comment line before the first pair is the header, where a
+          // first run's "#bar" line is: kept, each line bounded.
+          keeping_ = count_ == 0 && !with_rounds_ && header_.size() < most_header_lines;
+          if (keeping_) header_.emplace_back("#");
         } else if (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f') {
           in_word_ = false;
         } else {
@@ -186,6 +193,14 @@ public:
         }
       }
     }
+  }
+
+  /// The bar of the run whose outliers the file holds, for check `c`: its
+  /// "#bar" line among the comments before the first pair (bar_of_line).
+  [[nodiscard]] std::optional<double> bar(check c) const {
+    for (const auto& line : header_)
+      if (auto b = bar_of_line(line, c)) return b;
+    return std::nullopt;
   }
 
   std::vector<std::vector<pairing>> finish() {
@@ -223,6 +238,8 @@ private:
   /// A word's most bytes: a host name's (255, as DNS's 253 and a name's
   /// own limit), or the sweep's longest name when longer.
   static constexpr std::size_t longest_name = 255;
+  /// The header's comment lines kept, and the longest kept.
+  static constexpr std::size_t most_header_lines = 64, longest_header_line = 4096;
 
   int rank_of(const std::string& word) const {
     // The same name, else the same short name (host_index's rule).
@@ -231,7 +248,17 @@ private:
     bad_line(name_, line_, fmt::format("{} is not one of the sweep's hosts", fabric::printable(word)));
   }
 
+  void keep(std::string_view text) {
+    if (header_.back().size() + text.size() <= longest_header_line) {
+      header_.back().append(text);
+      return;
+    }
+    header_.pop_back();  // no bar line is that long
+    keeping_ = false;
+  }
+
   void end_line() {
+    keeping_ = false;
     if (count_ == 1) bad_line(name_, line_, "expected 'HOST HOST' or 'ROUND HOST HOST'");
     if (count_ > 0) take_line();
     count_ = 0;
@@ -283,7 +310,8 @@ private:
   std::size_t line_ = 1;
   std::array<std::string, 3> words_;
   std::size_t count_ = 0;  // words of this line so far
-  bool in_word_ = false, in_comment_ = false;
+  bool in_word_ = false, in_comment_ = false, keeping_ = false;
+  std::vector<std::string> header_;  // the comment lines before the first pair
   std::optional<bool> with_rounds_;  // as the first pair line says
   // The pairs so far, each pairing's slot the line that named it (until
   // the rounds are numbered); a bit a pair of hosts, for those named twice.
@@ -301,7 +329,7 @@ std::vector<std::vector<pairing>> rounds_from_file(std::string_view text, std::s
   return file.finish();
 }
 
-std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where) {
+std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where, std::optional<double>* bar) {
   int n = static_cast<int>(where.hosts.size());
   if (r.quick) return quick_round(n);
   if (r.pairs_file.empty()) return rounds(n);
@@ -321,7 +349,9 @@ std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place&
     if (got == 0) break;
     file.feed(std::string_view(buf.data(), static_cast<std::size_t>(got)));
   }
-  return file.finish();
+  auto out = file.finish();
+  if (bar) *bar = file.bar(r.check);
+  return out;
 }
 
 std::vector<std::byte> pair_key(int step, const pairing& p) {

@@ -7,6 +7,7 @@
 #include "fabric-sweep/rank/place.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,7 +69,11 @@ std::vector<std::byte> pair_key(int step, const pairing& p);
 
 /// The schedule of this run's rounds: every pair, --quick's one round, or
 /// the --pairs file's rounds (read as it comes, as rounds_from_file reads
-/// its text: a file of any size, or a FIFO, where Ctrl-C is heard).
-std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where);
+/// its text: a file of any size, or a FIFO, where Ctrl-C is heard). With
+/// --pairs, `bar` (when given) takes the bar of the run whose outliers the
+/// file holds: its "#bar" line for this check among the comments before
+/// its first pair (report --outliers writes it there; bar_of_line).
+std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where,
+                                              std::optional<double>* bar = nullptr);
 
 }  // namespace sweep

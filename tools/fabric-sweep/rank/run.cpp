@@ -113,7 +113,8 @@ nlohmann::json agreement_json(const agreement& a, const place& where, const std:
           {"retest_pairs", std::move(pairs)},
           {"median_p50_us", known && !bw ? nlohmann::json(a.fleet.median) : nlohmann::json(nullptr)},
           {"mad_us", known && !bw ? nlohmann::json(a.fleet.mad) : nlohmann::json(nullptr)},
-          {"bar_gbps", known && bw ? fabric::value_or_null(a.bar_gbps) : nlohmann::json(nullptr)},
+          {"bar_gbps", known && bw ? fabric::value_or_null(a.bar) : nlohmann::json(nullptr)},
+          {"bar_us", known && !bw ? fabric::value_or_null(a.bar) : nlohmann::json(nullptr)},
           {"ranks_heard", where.rank == 0 && known ? nlohmann::json(a.ranks_heard) : nlohmann::json(nullptr)},
           {"run", fabric::value_or_null(run)}};
 }
@@ -132,9 +133,11 @@ std::string start_text(const agreement& start, const run_report& rep, const plac
 
 std::string agreement_text(const agreement& a, const place& where, bool bw) {
   if (!a.error.empty()) return fmt::format("outliers: no re-tests: {}", a.error);
-  std::string bar = !bw          ? fmt::format("median p50 {:.1f} us, MAD {:.1f} us", a.fleet.median, a.fleet.mad)
-                    : a.bar_gbps ? fmt::format("slow below {} Gb/s", gbps_text(*a.bar_gbps))
-                                 : std::string("too few pairs for a bar");
+  std::string bar = !a.bar ? std::string(bw ? "each pair by its ports, or too few pairs for a bar"
+                                             : "too few pairs for a bar")
+                    : bw   ? fmt::format("slow below {} Gb/s", gbps_text(*a.bar))
+                           : fmt::format("slow above {:.1f} us; median p50 {:.1f} us, MAD {:.1f} us", *a.bar,
+                                         a.fleet.median, a.fleet.mad);
   if (a.retest.empty()) return fmt::format("outliers: none ({})", bar);
   std::string names;
   for (auto [s, c] : a.retest)
@@ -166,6 +169,14 @@ std::optional<std::vector<std::string>> planned_peers(const std::vector<std::vec
   return out;
 }
 
+/// What a --pairs file carried from its first run, in the check's unit.
+nlohmann::json first_run_json(const options& opt, const run_report& rep) {
+  if (!rep.carried_bar) return nullptr;
+  bool bw = measures_bandwidth(opt.run.check);
+  return {{"bar_us", bw ? nlohmann::json(nullptr) : nlohmann::json(*rep.carried_bar)},
+          {"bar_gbps", bw ? nlohmann::json(*rep.carried_bar) : nlohmann::json(nullptr)}};
+}
+
 nlohmann::json absent_names(const run_report& rep) {
   nlohmann::json out = nlohmann::json::array();
   if (rep.where)
@@ -184,7 +195,9 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   if (port_cycle(opt.run.port, n) < max_late_rounds + 2)
     fabric::cli::usage_error(fmt::format("--port {}: too few ports above it for the rounds of {} hosts", opt.run.port, n));
   bool group = !kind_of(opt.run.check).in_rounds;
-  auto schedule = group ? std::vector<std::vector<pairing>>{} : schedule_of(opt.run, where);
+  // A --pairs file is read once, as it comes: its rounds, and the bar of
+  // the run whose outliers it holds.
+  auto schedule = group ? std::vector<std::vector<pairing>>{} : schedule_of(opt.run, where, &rep.carried_bar);
   rep.round_count = group ? 1 : static_cast<int>(schedule.size());
   rep.peers = planned_peers(schedule, where);
   con.set_role("rank");
@@ -201,7 +214,7 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   auto t0 = fabric::clock::now();
   auto here_rdma = group ? fabric::own_rdma{} : rdma_here(opt, addrs[static_cast<std::size_t>(where.rank)]);
   const auto& trouble = here_rdma.trouble;
-  if (here_rdma.port) rep.mtu = here_rdma.port->active_mtu;
+  rep.adapter = here_rdma.port;
   auto start = meet_at_start(opt, where, addrs, where.rank == 0 ? new_run_id(env) : std::string(), trouble);
   rep.start_us = fabric::us_since(t0);
   if (env.contains("SLURM_JOB_ID") || where.rank == 0 || (start.error.empty() && !start.run.empty()))
@@ -232,7 +245,9 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
                           {"absent", absent_hosts},
                           {"unable", unable_json(rep)},
                           {"peers", fabric::value_or_null(rep.peers)},
-                          {"mtu", fabric::value_or_null(rep.mtu)}};
+                          {"mtu", rep.adapter ? nlohmann::json(rep.adapter->active_mtu) : nlohmann::json(nullptr)},
+                          {"adapter", rep.adapter ? adapter_json(*rep.adapter) : nlohmann::json(nullptr)},
+                          {"first_run", first_run_json(opt, rep)}};
   });
 
   bool repeating = opt.run.repeat != 1;
@@ -295,7 +310,8 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
     // The outliers meet again, in extra rounds all ranks start together
     // from rank 0's answer. The report keeps the best of the meetings.
     if (!group && opt.run.retests > 0 && n >= 3) {
-      rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs, *gone);
+      judging by{rep.carried_bar, rep.adapter ? data_rate_gbps(rate_facts(*rep.adapter)).value_or(0) : 0};
+      rep.agreed = agree_on_outliers(opt, where, addrs, rep.sweeps, rep.pairs, *gone, by);
       bool bw = measures_bandwidth(opt.run.check);
       con.line(agreement_text(*rep.agreed, where, bw));
       con.event("outliers", [&] { return agreement_json(*rep.agreed, where, rep.run, bw); });
@@ -345,6 +361,8 @@ void to_json(nlohmann::json& j, const options& opt, const run_report& rep) {
                   {"absent", absent_names(rep)},
                   {"unable", unable_json(rep)},
                   {"peers", fabric::value_or_null(rep.peers)},
+                  {"adapter", rep.adapter ? adapter_json(*rep.adapter) : nlohmann::json(nullptr)},
+                  {"first_run", first_run_json(opt, rep)},
                   {"rounds", rep.round_count},
                   {"retest_rounds", rep.retest_rounds},
                   {"pairs", rep.pairs.size()},
