@@ -23,7 +23,7 @@ void exposition::family(std::string_view name, std::string_view help) {
   text_ += fmt::format("# HELP {} {}\n# TYPE {} gauge\n", name, help, name);
 }
 
-void exposition::sample(std::string_view name, labels with, double value) {
+void exposition::sample_with(std::string_view name, std::span<const label> with, double value) {
   text_ += name;
   if (with.size() > 0) {
     text_ += '{';

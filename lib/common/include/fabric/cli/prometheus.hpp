@@ -4,6 +4,7 @@
 /// collector to scrape.
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -16,11 +17,16 @@ namespace fabric::cli {
 /// which the format takes.
 class exposition {
 public:
-  using labels = std::initializer_list<std::pair<std::string_view, std::string_view>>;
+  using label = std::pair<std::string_view, std::string_view>;
+  using labels = std::initializer_list<label>;
   /// Starts a family of gauges.
   void family(std::string_view name, std::string_view help);
   /// One sample of the family started last.
-  void sample(std::string_view name, labels with, double value);
+  void sample(std::string_view name, labels with, double value) {
+    sample_with(name, std::span<const label>(with.begin(), with.size()), value);
+  }
+  /// The same, its labels made as it goes (some only sometimes there).
+  void sample_with(std::string_view name, std::span<const label> with, double value);
   /// The text so far; the exposition is empty after.
   [[nodiscard]] std::string take() { return std::move(text_); }
 
