@@ -169,6 +169,9 @@ void add_options(CLI::App& app, options& opt) {
   rep->add_option("--topology", opt.report.topology,
                   "Slurm's topology.conf: the page's overview groups hosts by their switch")
       ->type_name(std::string(fabric::completion::file_type));
+  rep->add_option("--rail", opt.report.rail,
+                  "With --rails: report only the pairs of this rail (judged by every rail's common bar)")
+      ->type_name("RAIL");
   rep->fallthrough();  // -j, --json=lines and the verdict's options after "report" too
   std::vector<CLI::Option*> run_only{hosts,   rank,     address,  address_file, port,           run_check,
                                      acm_service, group, count, size,    duration,     unidirectional, quick,
@@ -302,6 +305,7 @@ nlohmann::json options_json(const options& o) {
             {"csv", text_or_null(o.report.csv)},
             {"outliers_file", text_or_null(o.report.outliers)},
             {"topology", text_or_null(o.report.topology)},
+            {"rail", text_or_null(o.report.rail)},
             {"outlier_factor", o.verdict.outlier_factor},
             {"bw_fraction", o.verdict.bw_fraction},
             {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)},

@@ -63,6 +63,7 @@ struct report_options {
   std::string csv;                 ///< --csv FILE: one row per pair
   std::string outliers;            ///< --outliers FILE: the bad pairs as ROUND HOSTA HOSTB lines
   std::string topology;            ///< --topology FILE: Slurm's topology.conf, the page's groups
+  std::string rail;                ///< --rail R: the pairs of rail R only (judged with every rail's)
   verdict_given given;             ///< the verdict's options given after "report"
 };
 

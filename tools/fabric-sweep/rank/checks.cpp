@@ -188,7 +188,7 @@ void say_bw(fields& line, const pair_result& p, std::uint64_t size) {
 
 constexpr int max_datagram = 1 << 20;
 
-constexpr std::array<check_kind, 6> kinds{{
+constexpr std::array<check_kind, 7> kinds{{
     {check::ping, "ping", "RC round trips", "round-trip time", judged_by::time, true, 100, 64, max_datagram, 0,
      run_ping, say_ping},
     {check::connect, "connect", "RC connection setup", "connection setup time", judged_by::time, true, 100, 64,
@@ -201,6 +201,10 @@ constexpr std::array<check_kind, 6> kinds{{
      judged_by::delivery, false, 100, 64, max_datagram, 0, nullptr, say_multicast},
     {check::bw, "bw", "RDMA WRITE bandwidth, both directions at once", "RDMA WRITE bandwidth", judged_by::bandwidth,
      true, 0, 1 << 20, static_cast<int>(fabric::max_write_bytes), 1000, run_bw, say_bw},
+    // Each host alone, from each of its rails to each other (--rails): the
+    // ping check's flow, both sides on the host (rank/intra.cpp).
+    {check::intra, "intra", "RC round trips between every two rails of each host (--rails)", "rail-to-rail round-trip time",
+     judged_by::time, false, 100, 64, max_datagram, 0, nullptr, say_ping},
 }};
 
 static_assert([] {

@@ -109,6 +109,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   lines.finish();
   m = builder.finish(lines.counts());
   judge_pairs(m, opt.verdict, r.given);
+  if (!r.rail.empty()) keep_rail(m, r.rail);
 
   auto write = [](const std::string& path, auto&& render) {
     if (path.empty()) return;

@@ -4,12 +4,15 @@
 #include "fabric-sweep/report/judge/judge.hpp"
 
 #include "fabric/base/text.hpp"
+#include "fabric/cli/cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <span>
 
 namespace sweep {
 
@@ -81,9 +84,11 @@ std::string some_names(const matrix& m, const std::vector<std::uint32_t>& hosts)
 /// slow or failed with every host of another group (a switch's uplink, a
 /// link between two halves of the fabric): a note naming them, since the
 /// worst hosts would name one side's hosts for the link they share.
-std::optional<std::string> groups_note(const matrix& m) {
+std::optional<std::string> groups_note(const matrix& m, std::size_t plane) {
   auto n = m.hosts.size();
   if (n < 4 || m.count(pair_state::slow) + m.count(pair_state::failed) == 0) return std::nullopt;
+  auto first = m.pairs.begin() + static_cast<std::ptrdiff_t>(plane * m.plane_size());
+  std::span<const merged_pair> pairs(first, first + static_cast<std::ptrdiff_t>(m.plane_size()));
   // The groups of hosts that passing pairs join.
   std::vector<std::uint32_t> root(n);
   std::iota(root.begin(), root.end(), 0u);
@@ -91,7 +96,7 @@ std::optional<std::string> groups_note(const matrix& m) {
     while (root[h] != h) h = root[h] = root[root[h]];
     return h;
   };
-  for (const auto& p : m.pairs)
+  for (const auto& p : pairs)
     if (p.state == pair_state::ok) root[find(p.a)] = find(p.b);
   std::vector<std::vector<std::uint32_t>> members(n);
   for (std::uint32_t h = 0; h < n; ++h) members[find(h)].push_back(h);
@@ -104,20 +109,21 @@ std::optional<std::string> groups_note(const matrix& m) {
     }
   if (groups.size() < 2) return std::nullopt;
   // Every judged pair between two groups must be bad.
-  for (const auto& p : m.pairs) {
+  for (const auto& p : pairs) {
     auto ga = group_of[p.a], gb = group_of[p.b];
     if (ga == UINT32_MAX || gb == UINT32_MAX || ga == gb || p.state == pair_state::unplanned) continue;
     if (!is_bad(p.state) || p.state == pair_state::missing) return std::nullopt;
   }
   std::sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.size() < y.size(); });
+  auto on = m.has_rails() ? m.planes[plane].name() + ": " : std::string();
   if (groups.size() == 2)
-    return fmt::format("{} pass with each other and the other {} hosts with each other, but every pair between the "
+    return on + fmt::format("{} pass with each other and the other {} hosts with each other, but every pair between the "
                        "two groups is slow or failed: a link those pairs share (a switch's uplink), not a host",
                        some_names(m, groups[0]), groups[1].size());
   std::string named;
   for (std::size_t g = 0; g + 1 < groups.size(); ++g)
     named += fmt::format("{}{} ({})", g == 0 ? "" : "; ", some_names(m, groups[g]), groups[g].size());
-  return fmt::format("the hosts fall into {} groups, each passing within itself, every pair between two groups slow "
+  return on + fmt::format("the hosts fall into {} groups, each passing within itself, every pair between two groups slow "
                      "or failed: {}; and the other {} hosts: the links between the groups (switches' uplinks), not the "
                      "hosts",
                      groups.size(), named, groups.back().size());
@@ -152,8 +158,11 @@ void judge_pairs(matrix& m, const verdict_options& asked, const verdict_given& g
   }
   m.count_states();
   m.worst = worst_hosts(m);
+  m.worst_rails = worst_rails(m);
   if (m.bar.split && m.bar.source == bar_source::fleet) m.notes.push_back(split_note(m.check, *m.bar.split));
-  if (auto note = groups_note(m)) m.notes.push_back(std::move(*note));
+  if (m.check != check::intra)  // an intra matrix's ends meet only their own host's
+    for (std::size_t plane = 0; plane < m.planes.size(); ++plane)
+      if (auto note = groups_note(m, plane)) m.notes.push_back(std::move(*note));
   if (m.bar.source == bar_source::ports)
     m.notes.push_back(fmt::format(
         "judged by each pair's ports (--expect-gbps auto): slow below --bw-fraction {} of the lower port's data rate{}",
@@ -168,6 +177,31 @@ void judge_pairs(matrix& m, const verdict_options& asked, const verdict_given& g
   std::vector<double>().swap(m.round_figures);
   if (auto note = judged_by_note(m.check, asked, given, m.sweeps_verdict, m.sweeps_disagree))
     m.notes.push_back(std::move(*note));
+}
+
+void keep_rail(matrix& m, const std::string& rail) {
+  std::vector<std::uint16_t> kept_as(m.planes.size(), UINT16_MAX);
+  std::vector<rail_plane> planes;
+  for (std::size_t i = 0; i < m.planes.size(); ++i)
+    if (m.planes[i].a_rail == rail || m.planes[i].b_rail == rail) {
+      kept_as[i] = static_cast<std::uint16_t>(planes.size());
+      planes.push_back(m.planes[i]);
+    }
+  if (planes.empty()) {
+    std::vector<std::string> names;
+    for (const auto& r : m.rail_names()) names.push_back(fabric::printable_utf8(r));
+    fabric::cli::usage_error(fmt::format("--rail {}: {}", fabric::printable(rail),
+                                         names.empty() ? std::string("the lines have no rails (a sweep without --rails)")
+                                                       : fmt::format("the lines' rails are {}", fmt::join(names, ", "))));
+  }
+  std::erase_if(m.pairs, [&](const merged_pair& p) { return kept_as[p.plane] == UINT16_MAX; });
+  for (auto& p : m.pairs) p.plane = kept_as[p.plane];
+  m.planes = std::move(planes);
+  m.count_states();
+  m.worst = worst_hosts(m);
+  m.worst_rails = worst_rails(m);
+  m.notes.push_back(fmt::format("only {} is reported (--rail), judged by every rail's common bar",
+                                fabric::printable_utf8(rail)));
 }
 
 fabric::verdict judge(const matrix& m) {

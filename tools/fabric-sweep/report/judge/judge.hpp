@@ -23,6 +23,12 @@ void judge_pairs(matrix& m, const verdict_options& asked, const verdict_given& g
 /// (--expect-gbps auto), else the matrix's; nullopt for none.
 std::optional<double> bar_for(const matrix& m, const merged_pair& p);
 
+/// report --rail: only the planes that have `rail` on either side are
+/// kept, judged as they were (the rails' common bar), the counts, worst
+/// hosts and rails made again. A usage error naming the rails when no
+/// plane has it.
+void keep_rail(matrix& m, const std::string& rail);
+
 /// The report's verdict: ok when every pair passed.
 fabric::verdict judge(const matrix& m);
 
@@ -30,6 +36,11 @@ fabric::verdict judge(const matrix& m);
 /// a dead host among a thousand is named alone, not with each of its 999
 /// peers; a bad link alone names neither end (its line does).
 std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m);
+
+/// With rails: each rail with bad pairs and their count (a pair of two
+/// rails counts for both), most first; a rail slower than its siblings
+/// leads. Empty without rails.
+std::vector<std::pair<std::string, int>> worst_rails(const matrix& m);
 
 
 }  // namespace sweep

@@ -1,4 +1,5 @@
-// The worst hosts: the fewest hosts that account for the bad pairs.
+// The worst hosts: the fewest hosts that account for the bad pairs; and
+// the worst rails: each rail's bad pairs.
 #include "fabric-sweep/report/judge/judge.hpp"
 
 #include <fmt/format.h>
@@ -34,13 +35,14 @@ host_cover cover_of(const matrix& m, bool (*which)(pair_state)) {
       if (open[i] == most) picked.push_back(i);
     for (auto i : picked) {
       c.hosts.push_back(i);
-      for (std::size_t k = 0; k < n; ++k) {
-        if (k == i) continue;
-        auto at = m.index_of(i, k);
-        if (!which(m.pairs[at].state) || accounted[at]) continue;
-        accounted[at] = true;
-        --open[i], --open[k], --left;
-      }
+      for (std::size_t plane = 0; plane < m.planes.size(); ++plane)
+        for (std::size_t k = 0; k < n; ++k) {
+          if (k == i) continue;
+          auto at = m.index_of(i, k, plane);
+          if (!which(m.pairs[at].state) || accounted[at]) continue;
+          accounted[at] = true;
+          --open[i], --open[k], --left;
+        }
     }
   }
   c.links_left = left;
@@ -48,6 +50,24 @@ host_cover cover_of(const matrix& m, bool (*which)(pair_state)) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, int>> worst_rails(const matrix& m) {
+  if (!m.has_rails()) return {};
+  auto names = m.rail_names();
+  std::vector<int> bad(names.size(), 0);
+  auto at = [&](const std::string& r) { return std::find(names.begin(), names.end(), r) - names.begin(); };
+  for (const auto& p : m.pairs)
+    if (is_bad(p.state)) {
+      const auto& plane = m.planes[p.plane];
+      ++bad[at(plane.a_rail)];
+      if (plane.b_rail != plane.a_rail) ++bad[at(plane.b_rail)];
+    }
+  std::vector<std::pair<std::string, int>> out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (bad[i] > 0) out.emplace_back(names[i], bad[i]);
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  return out;
+}
 
 std::vector<std::pair<std::string, int>> worst_hosts(const matrix& m) {
   auto bad = m.bad_pairs_by_host();

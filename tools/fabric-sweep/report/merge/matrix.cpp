@@ -1,6 +1,8 @@
 // The matrix's records: a pair's figures and the host order's arithmetic.
 #include "fabric-sweep/report/merge/matrix.hpp"
 
+#include "fabric/base/text.hpp"
+
 #include <algorithm>
 
 namespace sweep {
@@ -35,13 +37,33 @@ std::optional<double> merged_pair::figure() const noexcept {
   return std::nullopt;
 }
 
-std::size_t matrix::index_of(std::size_t i, std::size_t k) const noexcept {
-  if (i > k) std::swap(i, k);
-  auto n = hosts.size();
-  return i * n - i * (i + 1) / 2 + (k - i - 1);
+std::string rail_plane::name() const {
+  if (a_rail.empty() && b_rail.empty()) return {};
+  if (a_rail == b_rail) return "rail " + fabric::printable_utf8(a_rail);
+  return "rails " + fabric::printable_utf8(a_rail) + " to " + fabric::printable_utf8(b_rail);
 }
 
-const merged_pair& matrix::pair_of(std::size_t i, std::size_t k) const noexcept { return pairs[index_of(i, k)]; }
+std::size_t matrix::index_of(std::size_t i, std::size_t k, std::size_t plane) const noexcept {
+  if (i > k) std::swap(i, k);
+  auto n = hosts.size();
+  return plane * plane_size() + i * n - i * (i + 1) / 2 + (k - i - 1);
+}
+
+const merged_pair& matrix::pair_of(std::size_t i, std::size_t k, std::size_t plane) const noexcept {
+  return pairs[index_of(i, k, plane)];
+}
+
+bool matrix::has_rails() const noexcept {
+  return planes.size() > 1 || (planes.size() == 1 && !(planes[0].a_rail.empty() && planes[0].b_rail.empty()));
+}
+
+std::vector<std::string> matrix::rail_names() const {
+  std::vector<std::string> out;
+  for (const auto& p : planes)
+    for (const auto* r : {&p.a_rail, &p.b_rail})
+      if (!r->empty() && std::find(out.begin(), out.end(), *r) == out.end()) out.push_back(*r);
+  return out;
+}
 
 std::string matrix::error_of(const merged_pair& p) const {
   std::string text = p.error > 0 && p.error <= errors.size() ? errors[p.error - 1] : std::string();

@@ -33,6 +33,7 @@ struct merged_pair {
   bool a_served = true;           ///< a listened, b connected (the directions of bw)
   bool every_retest_failed = false;
   std::uint16_t retests = 0;      ///< extra meetings seen; their best stands
+  std::uint16_t plane = 0;        ///< matrix::planes[plane]: the rails it met on
   std::uint32_t round = 0;
   std::uint32_t sweep = 0;        ///< the latest sweep that met it (1 the first; 0 missing)
   std::uint32_t error = 0;        ///< matrix::errors[error - 1]; 0 none
@@ -62,16 +63,30 @@ struct run_choice {
   std::vector<std::string> later_ids;
 };
 
+/// The rails a plane of pairs met on: host a's (the earlier in the host
+/// order) and host b's; the same rail but with --cross-rails. Without
+/// rails, the one plane has neither.
+struct rail_plane {
+  std::string a_rail, b_rail;
+  [[nodiscard]] bool operator==(const rail_plane&) const = default;
+  /// "rail mlx5_0", "rails mlx5_0 to mlx5_1"; "" without rails.
+  [[nodiscard]] std::string name() const;
+};
+
 struct matrix {
   sweep::check check = check::ping;  ///< what the pairs checked
   std::vector<std::string> hosts;
-  std::vector<merged_pair> pairs;    ///< every pair of hosts, in host order: (0,1), (0,2), ..., (1,2), ...
+  /// every pair of hosts, in host order: (0,1), (0,2), ..., (1,2), ...;
+  /// with rails, so every plane's, plane after plane
+  std::vector<merged_pair> pairs;
+  std::vector<rail_plane> planes{rail_plane{}};  ///< at least one
   std::vector<std::string> errors;   ///< the pairs' error texts, each once
   verdict_options verdict;           ///< the options the verdicts judged by (report_verdict)
   fleet_bar bar;                     ///< what the verdicts judged by
   /// The fewest hosts that account for the bad pairs, most bad pairs first
   /// (worst_hosts), each with its bad pairs.
   std::vector<std::pair<std::string, int>> worst;
+  std::vector<std::pair<std::string, int>> worst_rails;  ///< with rails: each rail's bad pairs, most first
   std::vector<std::string> notes;    ///< lines that could not be used, hosts that said nothing
   std::optional<double> sweep_us;    ///< the longest rank's whole sweep, when its document came through
   int rounds = 0;                    ///< rounds seen
@@ -98,9 +113,16 @@ struct matrix {
   [[nodiscard]] std::size_t count(pair_state s) const noexcept { return counts[static_cast<int>(s)]; }
   /// The pairs the run meant to meet: all but the unplanned.
   [[nodiscard]] std::size_t planned() const noexcept { return pairs.size() - count(pair_state::unplanned); }
-  /// The pair of hosts i and k (i != k), in O(1); index_of: its place in pairs.
-  [[nodiscard]] const merged_pair& pair_of(std::size_t i, std::size_t k) const noexcept;
-  [[nodiscard]] std::size_t index_of(std::size_t i, std::size_t k) const noexcept;
+  /// The pair of hosts i and k (i != k) on a plane, in O(1); index_of:
+  /// its place in pairs.
+  [[nodiscard]] const merged_pair& pair_of(std::size_t i, std::size_t k, std::size_t plane = 0) const noexcept;
+  [[nodiscard]] std::size_t index_of(std::size_t i, std::size_t k, std::size_t plane = 0) const noexcept;
+  /// Whether the pairs met on rails (--rails): planes have names.
+  [[nodiscard]] bool has_rails() const noexcept;
+  /// The rails' names, each once, in the planes' order.
+  [[nodiscard]] std::vector<std::string> rail_names() const;
+  /// The pairs a plane holds: every pair of the hosts.
+  [[nodiscard]] std::size_t plane_size() const noexcept { return hosts.size() < 2 ? 0 : hosts.size() * (hosts.size() - 1) / 2; }
   /// A pair's error text ("" none), "every re-test failed: " in front when so.
   [[nodiscard]] std::string error_of(const merged_pair& p) const;
   /// Whether any pair has latency figures (not bw, not multicast), that

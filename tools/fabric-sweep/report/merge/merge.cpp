@@ -15,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <unordered_map>
+#include <tuple>
 #include <unordered_set>
 
 namespace sweep {
@@ -31,11 +32,19 @@ using text_map = std::unordered_map<std::string, T, text_hash, std::equal_to<>>;
 /// A pair's key (lo < hi), one number each, however many hosts come.
 std::size_t triangle(std::uint32_t lo, std::uint32_t hi) { return std::size_t{hi} * (hi - 1) / 2 + lo; }
 
-/// One side's word, its hosts by index.
+/// One side's word, its hosts by index, and the rail of each (0: none).
 struct side_in {
   std::uint32_t server = 0, client = 0;
   const side_record* said = nullptr;
+  std::uint16_t server_rail = 0, client_rail = 0;
 };
+
+/// A plane of the pairs as met: the rail of the pair's host first seen
+/// (lo) and of the other (hi), one key.
+using plane_key = std::uint32_t;
+plane_key key_of(std::uint16_t lo_rail, std::uint16_t hi_rail) { return plane_key{lo_rail} << 16 | hi_rail; }
+std::uint16_t lo_rail(plane_key k) { return static_cast<std::uint16_t>(k >> 16); }
+std::uint16_t hi_rail(plane_key k) { return static_cast<std::uint16_t>(k & 0xffff); }
 
 /// One meeting of a pair, both sides' words merged. Its pair's hosts are
 /// the lower index `lo` and `hi`; `p.a_served` says whether lo listened.
@@ -109,6 +118,13 @@ private:
   std::vector<std::vector<meeting>> rows_;
 };
 
+/// The meetings of one plane: each pair's latest sweep's round, and its
+/// re-tests by triangle().
+struct plane_rows {
+  round_rows rounds;
+  std::unordered_map<std::size_t, std::vector<meeting>> retests;
+};
+
 /// The lines of one run.
 struct run_store {
   run_tag::kind kind = run_tag::kind::absent;
@@ -118,8 +134,8 @@ struct run_store {
   bool has_pairs = false;  // of the matrix's check
   std::vector<std::uint32_t> hosts;  // the longest list a rank gave
   std::optional<double> sweep_us;
-  round_rows rounds;
-  std::unordered_map<std::size_t, std::vector<meeting>> retests;  // by triangle()
+  std::map<plane_key, plane_rows> planes;  // one, (0, 0), without rails
+  std::uint32_t row_hosts = 0;  // the hosts each plane's rows have room for
   bool partial_plan = false;  // a rank met only some hosts (--quick, --pairs)
   std::unordered_set<std::size_t> planned;  // then: the pairs its ranks planned, by triangle()
   std::optional<verdict_options> verdict;  // what its first rank document judged by
@@ -130,6 +146,11 @@ struct run_store {
   void take_first_run(std::optional<double> us, std::optional<double> gbps) {
     if (!first_run_us) first_run_us = us;
     if (!first_run_gbps) first_run_gbps = gbps;
+  }
+  plane_rows& plane(plane_key k) {
+    auto [it, fresh] = planes.try_emplace(k);
+    if (fresh) it->second.rounds.reserve(row_hosts);
+    return it->second;
   }
   void take_verdict(const std::optional<verdict_options>& v) {
     if (!v) return;
@@ -184,6 +205,32 @@ struct matrix_builder::state {
   std::size_t wanted_lines = 0;    // pair lines of the check
   std::map<std::string, std::size_t, std::less<>> other_check_lines;  // of each other check
 
+  text_map<std::uint16_t> rail_ids;
+  std::vector<std::string> rails{std::string()};  // rail 0: none
+  std::size_t rails_over = 0;                     // sides on rails past the most the report tells apart
+
+  /// A rail's number, 0 for none; past 65535 rails (no host has them),
+  /// the pair is skipped and counted.
+  std::optional<std::uint16_t> rail(std::string_view name) {
+    if (name.empty()) return 0;
+    if (auto it = rail_ids.find(name); it != rail_ids.end()) return it->second;
+    if (rails.size() > std::numeric_limits<std::uint16_t>::max()) return std::nullopt;
+    auto id = static_cast<std::uint16_t>(rails.size());
+    rails.emplace_back(name);
+    rail_ids.emplace(rails.back(), id);
+    return id;
+  }
+  /// A side as the matrix takes it: its hosts and rails by number; an
+  /// intra pair's two ends are its host's two rails ("host/rail").
+  std::optional<side_in> side(const side_record& p) {
+    if (p.check == check_name(check::intra))
+      return side_in{host(fmt::format("{}/{}", p.server, p.server_rail)), host(fmt::format("{}/{}", p.client, p.client_rail)),
+                     &p};
+    auto sr = rail(p.server_rail), cr = rail(p.client_rail);
+    if (!sr || !cr) return ++rails_over, std::nullopt;
+    return side_in{host(p.server), host(p.client), &p, *sr, *cr};
+  }
+
   std::uint32_t host(std::string_view name) {
     if (auto it = ids.find(name); it != ids.end()) return it->second;
     auto id = static_cast<std::uint32_t>(names.size());
@@ -226,8 +273,8 @@ struct matrix_builder::state {
   void take_hosts(run_store& r, std::vector<std::uint32_t> list) {
     if (list.size() <= r.hosts.size()) return;
     r.hosts = std::move(list);
-    auto most = *std::max_element(r.hosts.begin(), r.hosts.end());
-    r.rounds.reserve(most + 1);
+    r.row_hosts = *std::max_element(r.hosts.begin(), r.hosts.end()) + 1;
+    for (auto& [key, rows] : r.planes) rows.rounds.reserve(r.row_hosts);
   }
   /// A rank's plan: its host, then the peers its rounds meet.
   static void take_plan(run_store& r, const std::vector<std::uint32_t>& plan) {
@@ -257,7 +304,7 @@ struct matrix_builder::state {
   // The stages of finish(), in their order.
   run_store& keep_latest_run(run_choice& chosen);
   std::size_t join_orphans(run_store& run, run_choice& chosen);
-  std::vector<std::uint32_t> host_order(const run_store& run, strangers& outside) const;
+  std::vector<std::uint32_t> host_order(const run_store& run, bool intra, strangers& outside) const;
   void final_words(run_store& run, const std::vector<std::uint32_t>& order, matrix& m);
   void take_run_facts(const run_store& run, const std::vector<std::uint32_t>& order, matrix& m) const;
   void add_notes(matrix& m, const line_counts& lines, std::size_t joined, const strangers& outside) const;
@@ -267,6 +314,12 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   const auto& s = *in.said;
   r.has_pairs = true;
   auto lo = std::min(in.server, in.client), hi = std::max(in.server, in.client);
+  auto& plane = r.plane(in.server == lo ? key_of(in.server_rail, in.client_rail) : key_of(in.client_rail, in.server_rail));
+  if (s.check == check_name(check::intra)) {
+    // Only a host's own rails meet: every other pair of ends is no pair.
+    r.partial_plan = true;
+    r.planned.insert(triangle(lo, hi));
+  }
   auto fresh = [&] {
     meeting m;
     m.p.sweep = s.sweep;
@@ -276,14 +329,14 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   };
   meeting* at = nullptr;
   if (!s.retest) {
-    auto& m = r.rounds.at(lo, hi);
+    auto& m = plane.rounds.at(lo, hi);
     auto said = std::pair{s.sweep, s.round}, kept = std::pair{m.p.sweep, m.p.round};
     // With --repeat, a pair is its latest sweep's word: the older ones go.
     if (m.seen == 0 || said > kept) m = fresh();
     else if (said < kept) return;
     at = &m;
   } else {
-    auto& list = r.retests[triangle(lo, hi)];
+    auto& list = plane.retests[triangle(lo, hi)];
     auto it = std::find_if(list.begin(), list.end(),
                            [&](const meeting& m) { return m.p.sweep == s.sweep && m.p.round == s.round; });
     at = it != list.end() ? &*it : &list.emplace_back(fresh());
@@ -362,9 +415,15 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     o.first_run_gbps = w.first_run_gbps;
     for (const auto& p : w.pairs) {
       if (!s.wanted(p.check)) continue;
+      auto in = s.side(p);
+      if (!in) continue;
+      in->said = nullptr;
       o.texts.emplace_back(p.error);
-      auto& [in, rec] = o.pairs.emplace_back(side_in{s.host(p.server), s.host(p.client), nullptr}, p);
-      rec.check = rec.server = rec.client = rec.error = {};  // views of this line's parse: gone with the next
+      auto& [kept, rec] = o.pairs.emplace_back(*in, p);
+      // Views of this line's parse, gone with the next; the check is the
+      // matrix's, the hosts and rails are numbers now.
+      rec.check = check_name(*s.only);
+      rec.server = rec.client = rec.error = rec.server_rail = rec.client_rail = {};
     }
     return;
   }
@@ -378,7 +437,8 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
   if (w.port) r.ports[s.host(w.port_host)] = *w.port;
   r.take_first_run(w.first_run_us, w.first_run_gbps);
   for (const auto& p : w.pairs)
-    if (s.wanted(p.check)) s.absorb(r, {s.host(p.server), s.host(p.client), &p});
+    if (s.wanted(p.check))
+      if (auto in = s.side(p)) s.absorb(r, *in);
 }
 
 namespace {
@@ -482,14 +542,23 @@ std::size_t matrix_builder::state::join_orphans(run_store& run, run_choice& chos
   return joined;
 }
 
-std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& run, strangers& outside) const {
+std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& run, bool intra, strangers& outside) const {
   // The longest list a rank of the run gave, then any other host its
   // pairs name, in the order first seen: in lines of versions before the
   // lists. When the ranks gave lists, a host none names is no host of the
   // sweep (a line of another fleet, or one that lies): its pairs would
   // make up missing pairs and a worst host. They are skipped and counted.
   constexpr auto none = std::numeric_limits<std::uint32_t>::max();
-  std::vector<std::uint32_t> order = run.hosts;
+  // An intra matrix's ends are its hosts' rails, that no host list names:
+  // in their names' order, each host's rails side by side.
+  const std::vector<std::uint32_t> no_list;
+  const auto& listed = intra ? no_list : run.hosts;
+  auto met = [&](std::uint32_t lo, std::uint32_t hi) {
+    return std::any_of(run.planes.begin(), run.planes.end(), [&](const auto& plane) {
+      return plane.second.rounds.seen(lo, hi) || plane.second.retests.contains(triangle(lo, hi));
+    });
+  };
+  std::vector<std::uint32_t> order = listed;
   std::vector<std::uint32_t> place(names.size(), none);
   for (std::uint32_t i = 0; i < order.size(); ++i)
     if (place[order[i]] == none) place[order[i]] = i;
@@ -498,9 +567,8 @@ std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& ru
   for (std::uint32_t i = 0; i < order.size(); ++i) place[order[i]] = i;
   for (std::uint32_t hi = 1; hi < names.size(); ++hi)
     for (std::uint32_t lo = 0; lo < hi; ++lo)
-      if ((place[lo] == none || place[hi] == none) &&
-          (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi)))) {
-        if (!run.hosts.empty()) {
+      if ((place[lo] == none || place[hi] == none) && met(lo, hi)) {
+        if (!listed.empty()) {
           ++outside.pairs;
           for (auto h : {lo, hi})
             if (place[h] == none) outside.hosts.push_back(h);
@@ -514,6 +582,7 @@ std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& ru
       }
   std::sort(outside.hosts.begin(), outside.hosts.end());
   outside.hosts.erase(std::unique(outside.hosts.begin(), outside.hosts.end()), outside.hosts.end());
+  if (intra) std::sort(order.begin(), order.end(), [&](auto x, auto y) { return names[x] < names[y]; });
   return order;
 }
 
@@ -530,10 +599,12 @@ void matrix_builder::state::final_words(run_store& run, const std::vector<std::u
   };
   std::map<std::uint32_t, double> slowest;  // the latest sweep's rounds
   std::uint32_t latest_sweep = 0;
-  run.rounds.for_each(
-      [&](std::uint32_t, std::uint32_t, const meeting& x) { latest_sweep = std::max(latest_sweep, x.p.sweep); });
-  for (const auto& [index, list] : run.retests)
-    for (const auto& x : list) latest_sweep = std::max(latest_sweep, x.p.sweep);
+  for (const auto& [key, plane] : run.planes) {
+    plane.rounds.for_each(
+        [&](std::uint32_t, std::uint32_t, const meeting& x) { latest_sweep = std::max(latest_sweep, x.p.sweep); });
+    for (const auto& [index, list] : plane.retests)
+      for (const auto& x : list) latest_sweep = std::max(latest_sweep, x.p.sweep);
+  }
   // The figures of the latest sweep's rounds, which the verdicts' bar is
   // made of: a re-test ran beside fewer pairs than a round (alone, at the
   // end), so its figure is judged against the bar but not part of it.
@@ -597,26 +668,53 @@ void matrix_builder::state::final_words(run_store& run, const std::vector<std::u
       for (const auto& x : *again) count_round(x);
     return out;
   };
-  // The pairs in the matrix's order, host a's with each later host b; once
-  // a has them all, its row of rounds goes.
+  // The planes in the matrix's order: host a's rail first. A plane met
+  // from x of its first seen host to y of the other is plane (y, x) where
+  // the order puts that host second; with --cross-rails both are.
+  std::vector<std::pair<std::uint16_t, std::uint16_t>> planes;
+  for (const auto& [key, rows] : run.planes) {
+    planes.emplace_back(lo_rail(key), hi_rail(key));
+    planes.emplace_back(hi_rail(key), lo_rail(key));
+  }
+  std::sort(planes.begin(), planes.end(), [&](const auto& x, const auto& y) {
+    return std::tuple(x.first != x.second, rails[x.first], rails[x.second]) <
+           std::tuple(y.first != y.second, rails[y.first], rails[y.second]);
+  });
+  planes.erase(std::unique(planes.begin(), planes.end()), planes.end());
+  if (planes.empty()) planes.emplace_back(0, 0);
+  m.planes.clear();
+  for (auto [x, y] : planes) m.planes.push_back({rails[x], rails[y]});
+  // The pairs in the matrix's order, plane after plane, host a's with
+  // each later host b; with one plane, once a has them all, its row of
+  // rounds goes.
   auto n = static_cast<std::uint32_t>(order.size());
-  m.pairs.reserve(n < 2 ? 0 : std::size_t{n} * (n - 1) / 2);
-  for (std::uint32_t a = 0; a < n; ++a) {
-    fabric::throw_if_interrupted();
-    for (std::uint32_t b = a + 1; b < n; ++b) {
-      auto lo = std::min(order[a], order[b]), hi = std::max(order[a], order[b]);
-      const meeting* round = run.rounds.seen(lo, hi);
-      auto it = run.retests.empty() ? run.retests.end() : run.retests.find(triangle(lo, hi));
-      const std::vector<meeting>* again = it == run.retests.end() ? nullptr : &it->second;
-      auto& out = m.pairs.emplace_back();
-      if (round || again) {
-        out = final_word(lo, hi, a, b, round, again);
-        if (order[a] > order[b]) out.a_served = !out.a_served;  // it said whether lo listened
+  m.pairs.reserve(n < 2 ? 0 : planes.size() * (std::size_t{n} * (n - 1) / 2));
+  for (std::uint16_t at = 0; at < planes.size(); ++at) {
+    auto [x, y] = planes[at];
+    for (std::uint32_t a = 0; a < n; ++a) {
+      fabric::throw_if_interrupted();
+      for (std::uint32_t b = a + 1; b < n; ++b) {
+        auto lo = std::min(order[a], order[b]), hi = std::max(order[a], order[b]);
+        auto rows = run.planes.find(order[a] == lo ? key_of(x, y) : key_of(y, x));
+        const meeting* round = nullptr;
+        const std::vector<meeting>* again = nullptr;
+        if (rows != run.planes.end()) {
+          round = rows->second.rounds.seen(lo, hi);
+          auto& retests = rows->second.retests;
+          auto it = retests.empty() ? retests.end() : retests.find(triangle(lo, hi));
+          if (it != retests.end()) again = &it->second;
+        }
+        auto& out = m.pairs.emplace_back();
+        if (round || again) {
+          out = final_word(lo, hi, a, b, round, again);
+          if (order[a] > order[b]) out.a_served = !out.a_served;  // it said whether lo listened
+        }
+        out.a = a;
+        out.b = b;
+        out.plane = at;
       }
-      out.a = a;
-      out.b = b;
+      if (run.planes.size() == 1) run.planes.begin()->second.rounds.release(order[a]);
     }
-    run.rounds.release(order[a]);
   }
   // A plan of some pairs (--quick, --pairs): a pair no rank planned and
   // none met is not the run's to judge.
@@ -667,6 +765,10 @@ void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::
     notes.push_back(fmt::format("{} naming a host of more than {} bytes (no host's name is that long) {} skipped",
                                 fabric::counted(long_names, "pair line"), max_host_name_bytes,
                                 were(long_names)));
+  if (rails_over > 0)
+    notes.push_back(fmt::format("{} on rails past the {} the report tells apart {} skipped",
+                                fabric::counted(rails_over, "pair line"), std::numeric_limits<std::uint16_t>::max(),
+                                were(rails_over)));
   if (other_checks > 0)
     notes.push_back(fmt::format("{} of other checks than {} {} skipped (report --check chooses)",
                                 fabric::counted(other_checks, "pair line"), check_name(m.check), were(other_checks)));
@@ -735,7 +837,7 @@ matrix matrix_builder::finish(const line_counts& lines) {
   auto& run = s.keep_latest_run(m.run);
   auto joined = s.join_orphans(run, m.run);
   strangers outside;
-  auto order = s.host_order(run, outside);
+  auto order = s.host_order(run, m.check == check::intra, outside);
   m.hosts.reserve(order.size());
   for (auto h : order) m.hosts.push_back(s.names[h]);
   s.final_words(run, order, m);

@@ -89,6 +89,10 @@ struct run_tag {
 /// parse (valid until the next line is read).
 struct side_record {
   std::string_view check, server, client, error;
+  /// With --rails, the rail each side met on, by its agreed name (empty:
+  /// one rail, null or absent). An intra pair's server and client are one
+  /// host, met from client_rail to server_rail.
+  std::string_view server_rail, client_rail;
   bool client_side = false, ok = false, retest = false;
   bool peer_absent = false;  ///< its failure is the peer's absence (false in lines of versions before it)
   std::uint32_t sweep = 1, round = 0;

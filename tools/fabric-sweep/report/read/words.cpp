@@ -206,8 +206,17 @@ side_record side_of(const element& e) {
   r.check = text(o, "check", "ping");
   r.server = text(o, "server");
   r.client = text(o, "client");
-  if (r.server.empty() || r.client.empty() || r.server == r.client) throw malformed{};
+  r.server_rail = text_or_null(o, "server_rail");
+  r.client_rail = text_or_null(o, "client_rail");
+  // One side on a rail and the other on none says neither; one host meets
+  // itself only from one of its rails to another (check intra).
+  if (r.server_rail.empty() != r.client_rail.empty()) throw malformed{};
+  bool itself = r.server == r.client;
+  if (r.server.empty() || r.client.empty() || (itself && (r.check != "intra" || r.server_rail.empty() ||
+                                                          r.server_rail == r.client_rail)))
+    throw malformed{};
   if (!host_name(r.server) || !host_name(r.client)) throw long_name{};
+  if (r.server_rail.size() > max_host_name_bytes || r.client_rail.size() > max_host_name_bytes) throw long_name{};
   auto side = text(o, "side", "client");
   if (side != "client" && side != "server") throw malformed{};
   r.client_side = side == "client";

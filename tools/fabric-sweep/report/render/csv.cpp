@@ -39,7 +39,8 @@ std::string number(std::optional<double> v, int digits) {
 }  // namespace
 
 std::string csv_text(const matrix& m) {
-  std::string out = "a,b,state,check,sweep,round,p50_us,p99_us,a_to_b_gbps,b_to_a_gbps,retests,error\r\n";
+  // The rails last: a script that reads the columns before them reads on.
+  std::string out = "a,b,state,check,sweep,round,p50_us,p99_us,a_to_b_gbps,b_to_a_gbps,retests,error,a_rail,b_rail\r\n";
   auto check = check_name(m.check);
   std::size_t row = 0;
   for (const auto& p : m.pairs) {
@@ -47,12 +48,14 @@ std::string csv_text(const matrix& m) {
     if (p.state == pair_state::unplanned) continue;
     const auto* l = p.latency();
     auto ab = p.a_to_b(), ba = p.b_to_a();
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\r\n", field(m.hosts[p.a]), field(m.hosts[p.b]),
+    const auto& plane = m.planes[p.plane];
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\r\n", field(m.hosts[p.a]), field(m.hosts[p.b]),
                        state_name(p.state), check, p.sweep, p.round, number(l ? std::optional(l->p50) : std::nullopt, 3),
                        number(l ? std::optional(l->p99) : std::nullopt, 3),
                        number(ab ? std::optional(ab->gbps) : std::nullopt, 3),
                        number(ba ? std::optional(ba->gbps) : std::nullopt, 3), p.retests,
-                       field(p.state == pair_state::failed ? m.error_of(p) : std::string()));
+                       field(p.state == pair_state::failed ? m.error_of(p) : std::string()), field(plane.a_rail),
+                       field(plane.b_rail));
   }
   return out;
 }

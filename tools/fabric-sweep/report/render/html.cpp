@@ -115,8 +115,13 @@ std::string pair_title(const matrix& m, const merged_pair& p) {
   return t;
 }
 
-/// Every ordered pair's cell.
-std::string cells_svg(const matrix& m) {
+/// An SVG's id: the first plane's as ever, each other plane's numbered.
+std::string svg_id(std::string_view name, std::size_t plane) {
+  return plane == 0 ? std::string(name) : fmt::format("{}-{}", name, plane);
+}
+
+/// Every ordered pair's cell, of one plane.
+std::string cells_svg(const matrix& m, std::size_t plane) {
   auto n = m.hosts.size();
   bool values = n <= 32;
   int cell = values ? 44 : n <= 60 ? 14 : 9;
@@ -124,8 +129,8 @@ std::string cells_svg(const matrix& m) {
   int font = values ? 11 : 8;
   int size = label + static_cast<int>(n) * cell + 10;
   std::string svg = fmt::format(
-      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="heatmap" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
-      size + label_overhang(m.hosts, font), size, font);
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="{}" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
+      svg_id("heatmap", plane), size + label_overhang(m.hosts, font), size, font);
   for (std::size_t i = 0; i < n; ++i) {
     auto h = escape(m.hosts[i]);
     int at = label + static_cast<int>(i) * cell + cell / 2;
@@ -135,7 +140,7 @@ std::string cells_svg(const matrix& m) {
   for (std::size_t row = 0; row < n; ++row)
     for (std::size_t col = 0; col < n; ++col) {
       if (row == col) continue;
-      const auto& p = m.pair_of(row, col);
+      const auto& p = m.pair_of(row, col, plane);
       auto f = cell_figure(m, p, row);
       // A direction --unidirectional did not write: as the table's ".".
       bool unmeasured = measures_bandwidth(m.check) && !f && (p.state == pair_state::ok || p.state == pair_state::slow);
@@ -177,14 +182,15 @@ struct block {
 };
 
 /// `figures` is scratch space, reused from block to block.
-block block_of(const matrix& m, const host_group& gx, const host_group& gy, bool same, std::vector<double>& figures) {
+block block_of(const matrix& m, const host_group& gx, const host_group& gy, bool same, std::size_t plane,
+               std::vector<double>& figures) {
   block out;
   double worst_rank = -1;
   figures.clear();
   for (auto a : gx.hosts)
     for (auto b : gy.hosts) {
       if (a == b || (same && a > b)) continue;
-      const auto& p = m.pair_of(a, b);
+      const auto& p = m.pair_of(a, b, plane);
       if (auto r = rank_of(m, p); r > worst_rank) {
         worst_rank = r;
         out.worst = &p;
@@ -205,7 +211,7 @@ block block_of(const matrix& m, const host_group& gx, const host_group& gy, bool
 /// A block with bad pairs takes its worst pair's colour; any other its
 /// median pair's: among a thousand passing pairs the worst is always near
 /// the bar, which would colour a healthy fleet as nearly failing.
-std::string overview_svg(const matrix& m, const std::vector<host_group>& groups) {
+std::string overview_svg(const matrix& m, const std::vector<host_group>& groups, std::size_t plane) {
   auto g = groups.size();
   int cell = g <= 16 ? 40 : g <= 40 ? 20 : 12;
   constexpr int label = 160, font = 11;
@@ -213,8 +219,8 @@ std::string overview_svg(const matrix& m, const std::vector<host_group>& groups)
   std::vector<std::string> names;
   for (const auto& group : groups) names.push_back(group.name);
   std::string svg = fmt::format(
-      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="overview" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
-      size + label_overhang(names, font), size, font);
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="{}" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
+      svg_id("overview", plane), size + label_overhang(names, font), size, font);
   for (std::size_t i = 0; i < g; ++i) {
     auto name = escape(groups[i].name);
     int at = label + static_cast<int>(i) * cell + cell / 2;
@@ -225,7 +231,7 @@ std::string overview_svg(const matrix& m, const std::vector<host_group>& groups)
   for (std::size_t x = 0; x < g; ++x) {
     fabric::throw_if_interrupted();
     for (std::size_t y = x; y < g; ++y) {
-      auto b = block_of(m, groups[x], groups[y], x == y, figures);
+      auto b = block_of(m, groups[x], groups[y], x == y, plane, figures);
       if (!b.worst) continue;
       auto title = fmt::format("{} &#xd7; {}: {}, {} bad", escape(groups[x].name), escape(groups[y].name),
                                fabric::counted(b.pairs, "pair"), b.bad);
@@ -257,8 +263,9 @@ std::string bad_rows(const matrix& m, std::size_t most, std::size_t& shown) {
     if (shown == most) break;
     ++shown;
     auto f = p.figure();
-    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(m.hosts[p.a]),
-                        escape(m.hosts[p.b]), state_name(p.state), f ? figure_text(m, *f) : std::string(),
+    auto rail = m.has_rails() ? fmt::format("<td>{}</td>", escape(m.planes[p.plane].name())) : std::string();
+    rows += fmt::format("<tr><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(m.hosts[p.a]),
+                        escape(m.hosts[p.b]), rail, state_name(p.state), f ? figure_text(m, *f) : std::string(),
                         escape(p.state == pair_state::failed ? m.error_of(p) : std::string()));
   }
   return rows;
@@ -280,6 +287,105 @@ constexpr std::string_view filter_script = R"x(<script>
   });
 })();
 </script>)x";
+
+/// One plane's map: every pair's cell, or above cells_up_to hosts the
+/// overview of their groups.
+std::string map_of(const matrix& m, const std::vector<host_group>& groups, std::size_t plane) {
+  if (m.hosts.size() <= cells_up_to) return cells_svg(m, plane);
+  return fmt::format("<h2>Overview: {} groups of hosts</h2>\n<p>A block with bad pairs has its worst pair's colour and their "
+                     "number; any other, its median pair's.</p>\n{}",
+                     groups.size(), overview_svg(m, groups, plane));
+}
+
+/// With rails: each host (above cells_up_to hosts, each group) by rail, a
+/// cell each, its bad pairs on that rail: a rail slower than its siblings
+/// is a column, a host's bad adapter a cell.
+std::string rails_svg(const matrix& m, const std::vector<host_group>& groups) {
+  auto rails = m.rail_names();
+  bool by_host = m.hosts.size() <= cells_up_to;
+  std::vector<std::string> rows;
+  std::vector<std::uint32_t> row_of(m.hosts.size(), 0);
+  if (by_host) {
+    for (std::uint32_t h = 0; h < m.hosts.size(); ++h) rows.push_back(m.hosts[h]), row_of[h] = h;
+  } else {
+    for (std::uint32_t g = 0; g < groups.size(); ++g) {
+      rows.push_back(groups[g].name);
+      for (auto h : groups[g].hosts) row_of[h] = g;
+    }
+  }
+  std::vector<std::size_t> bad(rows.size() * rails.size(), 0), pairs(rows.size() * rails.size(), 0);
+  auto column = [&](const std::string& r) {
+    return static_cast<std::size_t>(std::find(rails.begin(), rails.end(), r) - rails.begin());
+  };
+  for (const auto& p : m.pairs) {
+    if (p.state == pair_state::unplanned) continue;
+    const auto& plane = m.planes[p.plane];
+    for (auto [h, r] : {std::pair{p.a, &plane.a_rail}, std::pair{p.b, &plane.b_rail}}) {
+      auto at = row_of[h] * rails.size() + column(*r);
+      ++pairs[at];
+      if (is_bad(p.state)) ++bad[at];
+    }
+  }
+  constexpr int cell = 40, font = 11;
+  // Room for the labels as long as they are: the rows' on the left, the
+  // rails' rotated above (about 0.6 of the font a character).
+  auto longest = [](const std::vector<std::string>& names) {
+    std::size_t most = 0;
+    for (const auto& n : names) most = std::max(most, fabric::columns(fabric::printable_utf8(n)));
+    return static_cast<int>(most);
+  };
+  int label = longest(rows) * font * 6 / 10 + 12, top = longest(rails) * font * 52 / 100 + 12;
+  int width = label + static_cast<int>(rails.size()) * cell + 10, height = top + static_cast<int>(rows.size()) * 20 + 10;
+  std::string svg = fmt::format(
+      R"x(<svg xmlns="http://www.w3.org/2000/svg" id="rails" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
+      width + label_overhang(rails, font), height, font);
+  for (std::size_t r = 0; r < rails.size(); ++r)
+    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", label + static_cast<int>(r) * cell + cell / 2,
+                       top - 6, escape(rails[r]));
+  for (std::size_t row = 0; row < rows.size(); ++row) {
+    int y = top + static_cast<int>(row) * 20;
+    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{}</text>)x", label - 6, y + 14, escape(rows[row]));
+    for (std::size_t r = 0; r < rails.size(); ++r) {
+      auto at = row * rails.size() + r;
+      int x = label + static_cast<int>(r) * cell;
+      svg += fmt::format(R"x(<g><title>{} on {}: {}, {} bad</title><rect x="{}" y="{}" width="{}" height="20" fill="{}" stroke="#fff"/>)x",
+                         escape(rows[row]), escape(rails[r]), fabric::counted(pairs[at], "pair"), bad[at], x, y, cell,
+                         pairs[at] == 0 ? std::string(missing_fill) : bad[at] > 0 ? heat(1.0) : heat(0.0));
+      if (bad[at] > 0)
+        svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="middle" fill="#fff">{}</text>)x", x + cell / 2, y + 14, bad[at]);
+      svg += "</g>";
+    }
+  }
+  return svg + "</svg>";
+}
+
+constexpr std::string_view plane_script = R"x(<script>
+(function () {
+  var pick = document.getElementById("plane"), planes = document.querySelectorAll("div.plane");
+  pick.addEventListener("change", function () {
+    for (var i = 0; i < planes.length; ++i) planes[i].style.display = planes[i].dataset.plane === pick.value ? "" : "none";
+  });
+})();
+</script>)x";
+
+/// The maps: one, or with rails the host-by-rail overview, then a map per
+/// plane behind a selector (the first shown).
+std::string maps_html(const matrix& m, const page_context& ctx) {
+  auto groups = m.hosts.size() <= cells_up_to ? std::vector<host_group>()
+                : ctx.groups.empty()         ? groups_of_names(m.hosts)
+                                             : ctx.groups;
+  if (!m.has_rails()) return map_of(m, groups, 0);
+  std::string options, planes;
+  for (std::size_t i = 0; i < m.planes.size(); ++i) {
+    auto name = escape(m.planes[i].name());
+    options += fmt::format(R"x(<option value="{}">{}</option>)x", i, name);
+    planes += fmt::format(R"x(<div class="plane" data-plane="{}"{}><h2>{}</h2>{}</div>)x", i,
+                          i == 0 ? "" : R"x( style="display:none")x", name, map_of(m, groups, i));
+  }
+  return fmt::format("<h2>Rails: bad pairs by {} and rail</h2>\n{}\n<p><label>Rail: <select id=\"plane\">{}</select></label></p>\n{}\n{}",
+                     m.hosts.size() <= cells_up_to ? "host" : "group of hosts", rails_svg(m, groups), options, planes,
+                     plane_script);
+}
 
 }  // namespace
 
@@ -330,14 +436,7 @@ std::string html_page(const matrix& m, const page_context& ctx) {
           ? fmt::format(R"x(<span class="box" style="background:{}"></span>not in the plan)x", unplanned_fill)
           : std::string());
   std::size_t shown = 0;
-  if (!overview) {
-    body = cells_svg(m);
-  } else {
-    auto groups = ctx.groups.empty() ? groups_of_names(m.hosts) : ctx.groups;
-    body = fmt::format("<h2>Overview: {} groups of hosts</h2>\n<p>A block with bad pairs has its worst pair's colour and their "
-                       "number; any other, its median pair's.</p>\n{}",
-                       groups.size(), overview_svg(m, groups));
-  }
+  body = maps_html(m, ctx);
   auto bad = m.count(pair_state::slow) + m.count(pair_state::failed) + m.count(pair_state::missing);
   constexpr std::size_t most_rows = 20000;
   std::string table;
@@ -349,11 +448,11 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     table = fmt::format(
         R"x(<h2>Bad pairs: {}</h2>
 <p>{}{}</p>
-<table id="bad"><thead><tr><th>a</th><th>b</th><th>state</th><th>figure</th><th>error</th></tr></thead><tbody>
+<table id="bad"><thead><tr><th>a</th><th>b</th>{}<th>state</th><th>figure</th><th>error</th></tr></thead><tbody>
 {}</tbody></table>
 )x",
         bad, shown < bad ? fmt::format("The first {} of them (report --csv writes every pair). ", shown) : std::string(), filter,
-        rows);
+        m.has_rails() ? "<th>rails</th>" : "", rows);
   }
   // Where to look first, above the map: the worst hosts, a line or a few.
   std::string worst;
@@ -361,6 +460,13 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     worst += fmt::format("{}{} ({})", i == 0 ? "" : ", ", escape(m.worst[i].first),
                          fabric::counted(static_cast<std::size_t>(m.worst[i].second), "bad pair"));
   if (m.worst.size() > 200) worst += fmt::format(" and {} more", m.worst.size() - 200);
+  if (worst.empty()) worst = "none";
+  if (!m.worst_rails.empty()) {
+    worst += ". Worst rails: ";
+    for (std::size_t i = 0; i < m.worst_rails.size(); ++i)
+      worst += fmt::format("{}{} ({})", i == 0 ? "" : ", ", escape(m.worst_rails[i].first),
+                           fabric::counted(static_cast<std::size_t>(m.worst_rails[i].second), "bad pair"));
+  }
   std::string notes;
   for (const auto& note : m.notes) notes += fmt::format("<li>{}</li>", escape(note));
   std::string when;

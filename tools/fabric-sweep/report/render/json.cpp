@@ -71,6 +71,9 @@ json report_options_json(const options& opt, const matrix& m) {
   return j;
 }
 
+/// A side's rail: null without rails.
+json rail_json(const std::string& rail) { return rail.empty() ? json(nullptr) : json(rail); }
+
 void each_result(const matrix& m, const fabric::result_sink& sink) {
   bool bw = measures_bandwidth(m.check);
   std::size_t index = 0;
@@ -86,6 +89,8 @@ void each_result(const matrix& m, const fabric::result_sink& sink) {
           {"error", p.state == pair_state::ok ? json(nullptr) : json(error_word(m, p))},
           {"a", m.hosts[p.a]},
           {"b", m.hosts[p.b]},
+          {"a_rail", rail_json(m.planes[p.plane].a_rail)},
+          {"b_rail", rail_json(m.planes[p.plane].b_rail)},
           {"state", state_name(p.state)},
           {"round", p.sweep == 0 ? json(nullptr) : json(p.round)},
           {"latency", p.latency() ? json(*p.latency()) : json(nullptr)},
@@ -102,6 +107,10 @@ void to_json(json& j, const options& opt, const matrix& m) {
   // The results are each_result's, written as the document is.
   json worst = json::array();
   for (const auto& [h, n] : m.worst) worst.push_back({{"host", h}, {"bad_pairs", n}});
+  json worst_rails = json::array();
+  for (const auto& [r, n] : m.worst_rails) worst_rails.push_back({{"rail", r}, {"bad_pairs", n}});
+  json rails = nullptr;
+  if (m.has_rails()) rails = m.rail_names();
   bool fleet_measured = m.latency_measured() && m.bar.group.samples > 0;
   j["summary"] = {{"check", check_name(m.check)},
                   {"hosts", m.hosts},
@@ -114,6 +123,8 @@ void to_json(json& j, const options& opt, const matrix& m) {
                   {"mad_us", fleet_measured ? json(m.bar.group.mad) : json(nullptr)},
                   {"bar", bar_json(m)},
                   {"worst_hosts", std::move(worst)},
+                  {"rail_names", std::move(rails)},
+                  {"worst_rails", std::move(worst_rails)},
                   {"rounds", m.rounds},
                   {"sweep_us", fabric::value_or_null(m.sweep_us)},
                   {"rounds_slowest_us", m.rounds_slowest_us},

@@ -21,6 +21,54 @@ using fabric::cli::exposition;
 constexpr double us_per_s = 1e6;
 constexpr double bytes_per_gbit = 1e9 / 8;
 
+/// The ends the per-host gauges are of: each host, or with rails each
+/// host's rail (a host's every rail: a rail slower than its siblings shows
+/// on its own series), and their labels.
+class ends {
+public:
+  explicit ends(const matrix& m) : m_(m), rails_(m.rail_names()) {
+    hosts_.reserve(m.hosts.size());
+    for (const auto& h : m.hosts) hosts_.push_back(fabric::printable_utf8(h));
+    for (auto& r : rails_) r = fabric::printable_utf8(r);
+    auto index = [&](const std::string& r) {
+      return static_cast<std::size_t>(std::find(rails_.begin(), rails_.end(), fabric::printable_utf8(r)) - rails_.begin());
+    };
+    for (const auto& plane : m.planes) planes_.emplace_back(index(plane.a_rail), index(plane.b_rail));
+  }
+  [[nodiscard]] std::size_t size() const { return m_.hosts.size() * per_host(); }
+  /// The ends of a pair: host a's on its rail, and b's.
+  [[nodiscard]] std::size_t a_of(const merged_pair& p) const { return p.a * per_host() + planes_[p.plane].first % per_host(); }
+  [[nodiscard]] std::size_t b_of(const merged_pair& p) const { return p.b * per_host() + planes_[p.plane].second % per_host(); }
+  [[nodiscard]] const std::string& host(std::size_t end) const { return hosts_[end / per_host()]; }
+  /// An end's labels after `first`: its host, and its rail with rails.
+  [[nodiscard]] std::vector<exposition::label> labels(std::size_t end,
+                                                      std::initializer_list<exposition::label> first = {}) const {
+    std::vector<exposition::label> out(first);
+    out.emplace_back("host", host(end));
+    if (!rails_.empty()) out.emplace_back("rail", rails_[end % per_host()]);
+    return out;
+  }
+  /// A pair's labels after `first`: its hosts (keys `a`, `b`), and their
+  /// rails with rails.
+  [[nodiscard]] std::vector<exposition::label> pair_labels(const merged_pair& p, std::string_view a, std::string_view b,
+                                                           std::initializer_list<exposition::label> first = {}) const {
+    std::vector<exposition::label> out(first);
+    out.emplace_back(a, hosts_[p.a]);
+    out.emplace_back(b, hosts_[p.b]);
+    if (!rails_.empty()) {
+      out.emplace_back(a == "a" ? "a_rail" : "from_rail", rails_[planes_[p.plane].first]);
+      out.emplace_back(b == "b" ? "b_rail" : "to_rail", rails_[planes_[p.plane].second]);
+    }
+    return out;
+  }
+
+private:
+  [[nodiscard]] std::size_t per_host() const { return std::max<std::size_t>(rails_.size(), 1); }
+  const matrix& m_;
+  std::vector<std::string> hosts_, rails_;
+  std::vector<std::pair<std::size_t, std::size_t>> planes_;
+};
+
 }  // namespace
 
 std::string prometheus_text(const matrix& m, bool every_pair) {
@@ -32,44 +80,47 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
     out.sample("fabric_sweep_pairs", {{"state", state_name(state)}}, static_cast<double>(m.count(state)));
   // The check is a label, so that sweeps of every check share the families.
   std::string check(check_name(m.check));
-  auto n = m.hosts.size();
   // Label values as every rendering writes a name: UTF-8 as it is, a
   // control character as the text \xNN.
-  std::vector<std::string> hosts;
-  hosts.reserve(n);
-  for (const auto& h : m.hosts) hosts.push_back(fabric::printable_utf8(h));
+  const ends at(m);
+  auto n = at.size();
   if (measures_bandwidth(m.check)) {
     if (auto bar = m.bar.value) {
       out.family("fabric_sweep_bar_bytes_per_second", "The bandwidth below which a pair is slow");
       out.sample("fabric_sweep_bar_bytes_per_second", {{"check", check}}, *bar * bytes_per_gbit);
     }
-    // Each host's lowest bandwidth to a peer and from one: a bad link or
-    // a bad host shows without a series per pair.
+    // Each host's (each rail's) lowest bandwidth to a peer and from one:
+    // a bad link or a bad host shows without a series per pair.
     std::vector<std::optional<double>> lowest_out(n), lowest_in(n);
-    auto lower = [](std::optional<double>& at, double v) { at = std::min(at.value_or(v), v); };
+    auto lower = [](std::optional<double>& to, double v) { to = std::min(to.value_or(v), v); };
     for (const auto& p : m.pairs) {
-      if (auto d = p.a_to_b()) lower(lowest_out[p.a], d->gbps), lower(lowest_in[p.b], d->gbps);
-      if (auto d = p.b_to_a()) lower(lowest_out[p.b], d->gbps), lower(lowest_in[p.a], d->gbps);
+      auto a = at.a_of(p), b = at.b_of(p);
+      if (auto d = p.a_to_b()) lower(lowest_out[a], d->gbps), lower(lowest_in[b], d->gbps);
+      if (auto d = p.b_to_a()) lower(lowest_out[b], d->gbps), lower(lowest_in[a], d->gbps);
     }
-    out.family("fabric_sweep_host_min_out_bytes_per_second", "A host's lowest bandwidth to a peer");
+    out.family("fabric_sweep_host_min_out_bytes_per_second", "A host's lowest bandwidth to a peer (with rails, a rail's)");
     for (std::size_t i = 0; i < n; ++i)
       if (lowest_out[i])
-        out.sample("fabric_sweep_host_min_out_bytes_per_second", {{"check", check}, {"host", hosts[i]}},
-                   *lowest_out[i] * bytes_per_gbit);
-    out.family("fabric_sweep_host_min_in_bytes_per_second", "A host's lowest bandwidth from a peer");
+        out.sample_with("fabric_sweep_host_min_out_bytes_per_second", at.labels(i, {{"check", check}}),
+                        *lowest_out[i] * bytes_per_gbit);
+    out.family("fabric_sweep_host_min_in_bytes_per_second", "A host's lowest bandwidth from a peer (with rails, a rail's)");
     for (std::size_t i = 0; i < n; ++i)
       if (lowest_in[i])
-        out.sample("fabric_sweep_host_min_in_bytes_per_second", {{"check", check}, {"host", hosts[i]}},
-                   *lowest_in[i] * bytes_per_gbit);
+        out.sample_with("fabric_sweep_host_min_in_bytes_per_second", at.labels(i, {{"check", check}}),
+                        *lowest_in[i] * bytes_per_gbit);
     if (every_pair) {
       out.family("fabric_sweep_pair_bandwidth_bytes_per_second", "A pair's bandwidth in one direction (from, to)");
       for (const auto& p : m.pairs) {
         if (auto d = p.a_to_b())
-          out.sample("fabric_sweep_pair_bandwidth_bytes_per_second",
-                     {{"check", check}, {"from", hosts[p.a]}, {"to", hosts[p.b]}}, d->gbps * bytes_per_gbit);
-        if (auto d = p.b_to_a())
-          out.sample("fabric_sweep_pair_bandwidth_bytes_per_second",
-                     {{"check", check}, {"from", hosts[p.b]}, {"to", hosts[p.a]}}, d->gbps * bytes_per_gbit);
+          out.sample_with("fabric_sweep_pair_bandwidth_bytes_per_second",
+                          at.pair_labels(p, "from", "to", {{"check", check}}), d->gbps * bytes_per_gbit);
+        if (auto d = p.b_to_a()) {
+          merged_pair back = p;  // the other direction: b from, a to
+          std::swap(back.a, back.b);
+          auto labels = at.pair_labels(back, "from", "to", {{"check", check}});
+          if (m.has_rails()) std::swap(labels[3].second, labels[4].second);
+          out.sample_with("fabric_sweep_pair_bandwidth_bytes_per_second", labels, d->gbps * bytes_per_gbit);
+        }
       }
     }
   } else {
@@ -83,31 +134,35 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
     std::vector<std::optional<double>> slowest(n);
     for (const auto& p : m.pairs)
       if (const auto* l = p.latency())
-        for (auto h : {p.a, p.b}) slowest[h] = std::max(slowest[h].value_or(l->p50), l->p50);
-    out.family("fabric_sweep_host_max_p50_seconds", "A host's slowest pair: the highest median time of its pairs");
+        for (auto h : {at.a_of(p), at.b_of(p)}) slowest[h] = std::max(slowest[h].value_or(l->p50), l->p50);
+    out.family("fabric_sweep_host_max_p50_seconds",
+               "A host's slowest pair: the highest median time of its pairs (with rails, a rail's)");
     for (std::size_t i = 0; i < n; ++i)
       if (slowest[i])
-        out.sample("fabric_sweep_host_max_p50_seconds", {{"check", check}, {"host", hosts[i]}}, *slowest[i] / us_per_s);
+        out.sample_with("fabric_sweep_host_max_p50_seconds", at.labels(i, {{"check", check}}), *slowest[i] / us_per_s);
     if (every_pair) {
       out.family("fabric_sweep_pair_p50_seconds", "A pair's median time (round trip, or connection setup: the check label)");
       for (const auto& p : m.pairs)
         if (const auto* l = p.latency())
-          out.sample("fabric_sweep_pair_p50_seconds", {{"check", check}, {"a", hosts[p.a]}, {"b", hosts[p.b]}},
-                     l->p50 / us_per_s);
+          out.sample_with("fabric_sweep_pair_p50_seconds", at.pair_labels(p, "a", "b", {{"check", check}}), l->p50 / us_per_s);
       out.family("fabric_sweep_pair_p99_seconds", "A pair's 99th percentile time (round trip, or connection setup)");
       for (const auto& p : m.pairs)
         if (const auto* l = p.latency())
-          out.sample("fabric_sweep_pair_p99_seconds", {{"check", check}, {"a", hosts[p.a]}, {"b", hosts[p.b]}},
-                     l->p99 / us_per_s);
+          out.sample_with("fabric_sweep_pair_p99_seconds", at.pair_labels(p, "a", "b", {{"check", check}}), l->p99 / us_per_s);
     }
   }
   out.family("fabric_sweep_pair_bad", "1 for a pair that is slow, failed or missing (passing pairs are not listed)");
   for (const auto& p : m.pairs)
-    if (is_bad(p.state))
-      out.sample("fabric_sweep_pair_bad", {{"a", hosts[p.a]}, {"b", hosts[p.b]}, {"state", state_name(p.state)}}, 1);
-  auto bad = m.bad_pairs_by_host();
-  out.family("fabric_sweep_host_bad_pairs", "Bad pairs a host is in: the likely culprit has the most");
-  for (std::size_t i = 0; i < n; ++i) out.sample("fabric_sweep_host_bad_pairs", {{"host", hosts[i]}}, bad[i]);
+    if (is_bad(p.state)) {
+      auto labels = at.pair_labels(p, "a", "b");
+      labels.emplace_back("state", state_name(p.state));
+      out.sample_with("fabric_sweep_pair_bad", labels, 1);
+    }
+  std::vector<int> bad(n, 0);
+  for (const auto& p : m.pairs)
+    if (is_bad(p.state)) ++bad[at.a_of(p)], ++bad[at.b_of(p)];
+  out.family("fabric_sweep_host_bad_pairs", "Bad pairs a host is in (with rails, a rail's): the likely culprit has the most");
+  for (std::size_t i = 0; i < n; ++i) out.sample_with("fabric_sweep_host_bad_pairs", at.labels(i), bad[i]);
   return out.take();
 }
 

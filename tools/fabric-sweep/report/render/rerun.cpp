@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 namespace sweep {
 
 std::string rerun_text(const matrix& m) {
@@ -15,10 +17,15 @@ std::string rerun_text(const matrix& m) {
   std::size_t unnamed = 0;
   // A name with a blank or a '#' would not read back as one word.
   auto word = [](const std::string& h) { return h.find_first_of(" \t\r\n#") == std::string::npos; };
+  // A pair of hosts once, however many of its rails were bad: the re-run
+  // meets it on every rail. An intra pair is one host's own two rails, no
+  // pair of hosts to meet.
+  std::set<rank_pair> seen;
   for (const auto& p : m.pairs)
-    if (p.state == pair_state::slow || p.state == pair_state::failed) {
-      if (word(m.hosts[p.a]) && word(m.hosts[p.b])) bad.emplace_back(static_cast<int>(p.a), static_cast<int>(p.b));
-      else ++unnamed;
+    if ((p.state == pair_state::slow || p.state == pair_state::failed) && m.check != check::intra) {
+      if (!word(m.hosts[p.a]) || !word(m.hosts[p.b])) ++unnamed;
+      else if (seen.emplace(static_cast<int>(p.a), static_cast<int>(p.b)).second)
+        bad.emplace_back(static_cast<int>(p.a), static_cast<int>(p.b));
     }
   auto rounds = pack_rounds(std::move(bad));
   std::size_t pairs = 0;
@@ -26,7 +33,10 @@ std::string rerun_text(const matrix& m) {
   std::string out = fmt::format("# fabric-sweep report: the {} of --check {}, in {}\n",
                                 fabric::counted(pairs, "slow or failed pair", "slow and failed pairs"), check_name(m.check),
                                 fabric::counted(rounds.size(), "round"));
-  out += "# run them again: fabric-sweep --pairs FILE, under the sweep's launcher\n";
+  if (m.check == check::intra)
+    out += "# check intra meets each host's own rails: run fabric-sweep --check intra again\n";
+  else
+    out += "# run them again: fabric-sweep --pairs FILE, under the sweep's launcher\n";
   // The re-run's report judges by the bar they were found slow by.
   if (m.bar.value && m.bar.source != bar_source::ports) out += bar_line(m.check, *m.bar.value) + "\n";
   if (unnamed > 0)

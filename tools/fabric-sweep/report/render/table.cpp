@@ -40,7 +40,13 @@ std::string bandwidth_cell(const matrix& m, const merged_pair& p, std::size_t ro
   return gbps_text(d->gbps) + (bar && d->gbps < *bar ? "!" : "");
 }
 
-/// The legend, a row per host and a cell per ordered pair.
+/// " on rail R" for a pair of a plane, "" without rails.
+std::string on_plane(const matrix& m, std::size_t plane) {
+  return m.has_rails() ? " on " + m.planes[plane].name() : std::string();
+}
+
+/// The legend, then plane after plane (with rails, each under its name) a
+/// row per host and a cell per ordered pair.
 std::string cells_text(const matrix& m) {
   std::string s;
   std::vector<std::string> names;
@@ -57,21 +63,24 @@ std::string cells_text(const matrix& m) {
   else
     s += fmt::format("p50 {} (us) of each pair; ! slow, FAIL failed, ? not reported{}\n", check_measure(m.check),
                      m.count(pair_state::unplanned) > 0 ? ", . not in the plan" : "");
-  s += fmt::format("{:<{}}", "", w);
-  for (const auto& h : names) s += fmt::format(" {:>{}}", h, w);
-  s += "\n";
-  for (std::size_t i = 0; i < m.hosts.size(); ++i) {
-    if ((i & 0x3f) == 0) fabric::throw_if_interrupted();
-    s += fmt::format("{:<{}}", names[i], w);
-    for (std::size_t k = 0; k < m.hosts.size(); ++k) {
-      std::string cell = "-";
-      if (i != k) {
-        const auto& p = m.pair_of(i, k);
-        cell = bw ? bandwidth_cell(m, p, i) : latency_cell(p);
-      }
-      s += fmt::format(" {:>{}}", cell, w);
-    }
+  for (std::size_t plane = 0; plane < m.planes.size(); ++plane) {
+    if (m.has_rails()) s += fmt::format("{}:\n", m.planes[plane].name());
+    s += fmt::format("{:<{}}", "", w);
+    for (const auto& h : names) s += fmt::format(" {:>{}}", h, w);
     s += "\n";
+    for (std::size_t i = 0; i < m.hosts.size(); ++i) {
+      if ((i & 0x3f) == 0) fabric::throw_if_interrupted();
+      s += fmt::format("{:<{}}", names[i], w);
+      for (std::size_t k = 0; k < m.hosts.size(); ++k) {
+        std::string cell = "-";
+        if (i != k) {
+          const auto& p = m.pair_of(i, k, plane);
+          cell = bw ? bandwidth_cell(m, p, i) : latency_cell(p);
+        }
+        s += fmt::format(" {:>{}}", cell, w);
+      }
+      s += "\n";
+    }
   }
   return s;
 }
@@ -113,25 +122,28 @@ std::string pair_lines(const matrix& m, pair_state state) {
   for (const auto& worst : m.worst) {
     const auto& name = worst.first;
     auto i = static_cast<std::size_t>(std::find(m.hosts.begin(), m.hosts.end(), name) - m.hosts.begin());
-    std::map<std::string, std::vector<std::size_t>> alike;  // error (slow: none) -> pair indices
-    for (std::size_t k = 0; k < m.hosts.size(); ++k) {
-      if (k == i) continue;
-      auto at = m.index_of(i, k);
-      const auto& p = m.pairs[at];
-      if (p.state == state && !told[at]) alike[state == pair_state::failed ? m.error_of(p) : std::string()].push_back(at);
-    }
-    for (const auto& [key, pairs] : alike) {
-      if (pairs.size() < fold_from) continue;
-      for (auto at : pairs) told[at] = true;
-      line(fmt::format("{}: {} <-> {} hosts: {}\n", word, fabric::printable_utf8(name), pairs.size(), pairs_word(m, state, pairs)),
-           pairs.size());
+    for (std::size_t plane = 0; plane < m.planes.size(); ++plane) {
+      std::map<std::string, std::vector<std::size_t>> alike;  // error (slow: none) -> pair indices
+      for (std::size_t k = 0; k < m.hosts.size(); ++k) {
+        if (k == i) continue;
+        auto at = m.index_of(i, k, plane);
+        const auto& p = m.pairs[at];
+        if (p.state == state && !told[at]) alike[state == pair_state::failed ? m.error_of(p) : std::string()].push_back(at);
+      }
+      for (const auto& [key, pairs] : alike) {
+        if (pairs.size() < fold_from) continue;
+        for (auto at : pairs) told[at] = true;
+        line(fmt::format("{}: {} <-> {} hosts{}: {}\n", word, fabric::printable_utf8(name), pairs.size(),
+                         on_plane(m, plane), pairs_word(m, state, pairs)),
+             pairs.size());
+      }
     }
   }
   for (std::size_t at = 0; at < m.pairs.size(); ++at) {
     const auto& p = m.pairs[at];
     if (p.state != state || told[at]) continue;
-    line(fmt::format("{}: {} <-> {}: {}\n", word, fabric::printable_utf8(m.hosts[p.a]), fabric::printable_utf8(m.hosts[p.b]),
-                     pairs_word(m, state, {at})),
+    line(fmt::format("{}: {} <-> {}{}: {}\n", word, fabric::printable_utf8(m.hosts[p.a]),
+                     fabric::printable_utf8(m.hosts[p.b]), on_plane(m, p.plane), pairs_word(m, state, {at})),
          1);
   }
   if (untold > 0) s += fmt::format("{}: {} (--csv, -j)\n", word, fabric::counted(untold, "more pair"));
@@ -155,8 +167,8 @@ std::string format_matrix(const matrix& m) {
   std::size_t named = 0;
   for (const auto& p : m.pairs)
     if (p.retests > 0 && p.first_p50_us && p.state != pair_state::slow && named++ < pair_lines_up_to)
-      s += fmt::format("re-tested: {} <-> {}: p50 {:.1f} us, then {} ({})\n", fabric::printable_utf8(m.hosts[p.a]),
-                       fabric::printable_utf8(m.hosts[p.b]), *p.first_p50_us,
+      s += fmt::format("re-tested: {} <-> {}{}: p50 {:.1f} us, then {} ({})\n", fabric::printable_utf8(m.hosts[p.a]),
+                       fabric::printable_utf8(m.hosts[p.b]), on_plane(m, p.plane), *p.first_p50_us,
                        p.latency() ? fmt::format("{:.1f} us", p.latency()->p50) : std::string("no time"),
                        p.state == pair_state::ok     ? std::string_view("passed")
                        : p.state == pair_state::slow ? std::string_view("still slow")
@@ -166,6 +178,11 @@ std::string format_matrix(const matrix& m) {
   if (!m.worst.empty()) {
     s += "worst hosts:";
     for (const auto& [h, k] : m.worst) s += fmt::format(" {} ({})", fabric::printable_utf8(h), k);
+    s += "\n";
+  }
+  if (!m.worst_rails.empty()) {
+    s += "worst rails:";
+    for (const auto& [r, k] : m.worst_rails) s += fmt::format(" {} ({})", fabric::printable_utf8(r), k);
     s += "\n";
   }
   for (const auto& n : m.notes) s += fmt::format("note: {}\n", n);
