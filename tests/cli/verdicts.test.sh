@@ -3,7 +3,9 @@
 # lines (every pair of ten hosts, 1% noise, as the rules were first tried):
 # faults in groups flag exactly the pairs that cross them, an expectation
 # sets the bar, --expect-gbps auto judges each pair by its ports, and a
-# re-run of the outliers is judged by its first run's bar. No RDMA needed.
+# re-run of the outliers is judged by its first run's bar, and a sweep of
+# every rail is judged rail by rail against the rails' common bar. No RDMA
+# needed.
 #
 # Usage: tests/cli/verdicts.test.sh BIN_DIR
 set -u
@@ -155,6 +157,44 @@ check "re-run: its four pairs still at 3x are slow by the first run's bar (exit 
 check "re-run: a note says so" doc 'any("judged by the first run" in n for n in d["summary"]["notes"])'
 report --expect-us 30 "$WORK/rerun.jsonl"
 check "re-run: an expectation given to the report judges over it (exit 0)" test "$rc" -eq 0
+
+# ---- every rail: a plane per rail, judged by the rails' common bar ------
+# Two rails of six hosts; rail rxe1 of h04 at 60% with every peer (its
+# adapter): those five pairs only, and rxe1 the worst rail.
+/usr/bin/python3 - >"$WORK/rails.jsonl" <<'PY'
+import json, random
+random.seed("rails")
+hosts = [f"h{i:02}" for i in range(6)]
+for rail in ("rxe0", "rxe1"):
+    for a in range(6):
+        for b in range(a + 1, 6):
+            f = (60 if rail == "rxe1" and 4 in (a, b) else 100) * random.gauss(1, 0.01)
+            d = {"bytes": int(f * 1e9 / 8), "elapsed_us": 1e6, "gbps": f}
+            print(json.dumps({"tool": "fabric-sweep", "event": "result", "time": 1.7e9, "result": {
+                "kind": "pair", "ok": True, "error": None, "round": 1, "sweep": 1, "retest": False,
+                "server": hosts[a], "client": hosts[b], "side": "client", "check": "bw", "run": "r1",
+                "server_rail": rail, "client_rail": rail,
+                "bandwidth": {"server_to_client": d, "client_to_server": d}}}))
+PY
+report "$WORK/rails.jsonl"
+check "rails: h04's five pairs on rxe1 are slow, nothing else (exit 1)" test "$rc" -eq 1 -a "$(doc '
+sorted((r["a"], r["b"], r["a_rail"]) for r in d["results"] if r["state"] != "ok") ==
+    sorted((a, b, "rxe1") for a, b in [("h00", "h04"), ("h01", "h04"), ("h02", "h04"), ("h03", "h04"), ("h04", "h05")])
+' && echo y)" = y
+check "rails: rxe1 is the worst rail, h04 the worst host" \
+  doc 'd["summary"]["worst_rails"] == [{"rail": "rxe1", "bad_pairs": 5}] and d["summary"]["worst_hosts"][0]["host"] == "h04"'
+check "rails: a valid document" "$VALIDATE" "$WORK/out"
+report --rail rxe0 "$WORK/rails.jsonl"
+check "rails: --rail rxe0 alone passes (exit 0), judged by the common bar" \
+  test "$rc" -eq 0 -a "$(doc 'd["summary"]["pairs"] == 15 and d["summary"]["bar"]["fleet_pairs"] == 30' && echo y)" = y
+report --rail mlx5_7 "$WORK/rails.jsonl"
+check "rails: --rail of no rail is a usage error (exit 2) naming the rails, in a valid document" \
+  test "$rc" -eq 2 -a "$(doc '"rxe0, rxe1" in d["error"]' && echo y)" = y
+check "rails: the error document is valid" "$VALIDATE" "$WORK/out"
+rc=0
+timeout -k 2 60 "$BIN/fabric-sweep" report "$WORK/rails.jsonl" >"$WORK/text" 2>&1 </dev/null || rc=$?
+check "rails: the text has a matrix per rail and names the slow rail's pairs" \
+  grep -q "^slow: h04 <-> 5 hosts on rail rxe1: " "$WORK/text"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
