@@ -490,6 +490,23 @@ TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {
   EXPECT_EQ(full.count(pair_state::unplanned), 0u);
 }
 
+TEST(sweep_report_plan, a_quick_runs_pairs_make_no_groups_of_a_link) {
+  // --quick over eight hosts: four pairs, each its own group of passing
+  // hosts, one failed. No pair joins two groups: nothing says a link
+  // between them is bad (the note once named 998 groups of 2,000 hosts).
+  std::vector<std::string> lines;
+  std::vector<std::string> hosts{"h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"};
+  for (int h = 0; h < 8; ++h)
+    lines.push_back(nlohmann::json{{"tool", "fabric-sweep"},
+                                   {"event", "started"},
+                                   {"started", {{"host", hosts[h]}, {"hosts", hosts}, {"peers", {hosts[(h + 4) % 8]}}}}}
+                        .dump());
+  for (int a = 0; a < 4; ++a) lines.push_back(line(hosts[a], hosts[a + 4], a != 3, a == 3 ? 0 : 20));
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_EQ(m.count(pair_state::failed), 1u);
+  for (const auto& n : m.notes) EXPECT_EQ(n.find("groups"), std::string::npos) << n;
+}
+
 TEST(sweep_report_multicast, a_pair_heard_by_one_side_only_does_not_pass) {
   auto mc = [](const std::string& s, const std::string& c, const std::string& side) {
     return line(s, c, true, 0, {{"check", "multicast"}}, side);

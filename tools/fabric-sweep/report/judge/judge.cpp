@@ -108,12 +108,17 @@ std::optional<std::string> groups_note(const matrix& m, std::size_t plane) {
       groups.push_back(std::move(g));
     }
   if (groups.size() < 2) return std::nullopt;
-  // Every judged pair between two groups must be bad.
+  // Every judged pair between two groups must be bad, and every group met
+  // another: a plan of some pairs (--quick) leaves the groups apart
+  // without a pair between them, which says nothing of a link.
+  std::vector<bool> crossed(groups.size(), false);
   for (const auto& p : pairs) {
     auto ga = group_of[p.a], gb = group_of[p.b];
     if (ga == UINT32_MAX || gb == UINT32_MAX || ga == gb || p.state == pair_state::unplanned) continue;
     if (!is_bad(p.state) || p.state == pair_state::missing) return std::nullopt;
+    crossed[ga] = crossed[gb] = true;
   }
+  if (std::find(crossed.begin(), crossed.end(), false) != crossed.end()) return std::nullopt;
   std::sort(groups.begin(), groups.end(), [](const auto& x, const auto& y) { return x.size() < y.size(); });
   auto on = m.has_rails() ? m.planes[plane].name() + ": " : std::string();
   if (groups.size() == 2)
