@@ -16,7 +16,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string>
 
 namespace sweep {
 
@@ -96,13 +98,30 @@ std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double>
   return f ? ok_heat(m, *f) : heat(0.0);
 }
 
-/// How wide an SVG's column labels, rotated by -60 degrees, reach past the
-/// last column: half the longest label's length at `font` pixels.
-template <class Names>
-int label_overhang(const Names& names, int font) {
-  std::size_t longest = 0;
-  for (const auto& n : names) longest = std::max(longest, fabric::columns(fabric::printable_utf8(n)));
-  return static_cast<int>(longest) * font * 3 / 10;
+/// How wide a label is drawn at `font` pixels, an upper bound: a
+/// sans-serif lower-case letter or digit takes at most 0.65 of the font's
+/// size, a capital or one of a few wide letters up to 1; a wide character
+/// counts as two columns.
+int label_px(std::string_view label, int font) {
+  auto text = fabric::printable_utf8(label);
+  double ems = 0.65 * static_cast<double>(fabric::columns(text));
+  for (char c : text)
+    if (std::isupper(static_cast<unsigned char>(c)) || c == 'm' || c == 'w' || c == '@' || c == '%') ems += 0.35;
+  return static_cast<int>(std::ceil(ems * font));
+}
+
+/// The margin left of and above the cells, wide enough for the longest row
+/// label and as high as the longest column label, rotated by -60 degrees,
+/// reaches (sin 60 < 1); and how far that label reaches right of its
+/// column (cos 60 = 1/2).
+struct label_room {
+  int margin, overhang;
+};
+template <class Labels>
+label_room room_for(const Labels& labels, int font) {
+  int longest = 0;
+  for (const auto& l : labels) longest = std::max(longest, label_px(l, font));
+  return {longest + 2 * font, longest / 2 + font};
 }
 
 std::string pair_title(const matrix& m, const merged_pair& p) {
@@ -120,12 +139,13 @@ std::string cells_svg(const matrix& m) {
   auto n = m.hosts.size();
   bool values = n <= 32;
   int cell = values ? 44 : n <= 60 ? 14 : 9;
-  constexpr int label = 140;
   int font = values ? 11 : 8;
+  auto room = room_for(m.hosts, font);
+  int label = room.margin;
   int size = label + static_cast<int>(n) * cell + 10;
   std::string svg = fmt::format(
       R"x(<svg xmlns="http://www.w3.org/2000/svg" id="heatmap" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
-      size + label_overhang(m.hosts, font), size, font);
+      size + room.overhang, size, font);
   for (std::size_t i = 0; i < n; ++i) {
     auto h = escape(m.hosts[i]);
     int at = label + static_cast<int>(i) * cell + cell / 2;
@@ -208,18 +228,20 @@ block block_of(const matrix& m, const host_group& gx, const host_group& gy, bool
 std::string overview_svg(const matrix& m, const std::vector<host_group>& groups) {
   auto g = groups.size();
   int cell = g <= 16 ? 40 : g <= 40 ? 20 : 12;
-  constexpr int label = 160, font = 11;
+  constexpr int font = 11;
+  // A row's label counts its hosts: "node0001 .. node0032 (32)".
+  std::vector<std::string> rows;
+  for (const auto& group : groups) rows.push_back(fmt::format("{} ({})", group.name, group.hosts.size()));
+  auto room = room_for(rows, font);
+  int label = room.margin;
   int size = label + static_cast<int>(g) * cell + 10;
-  std::vector<std::string> names;
-  for (const auto& group : groups) names.push_back(group.name);
   std::string svg = fmt::format(
       R"x(<svg xmlns="http://www.w3.org/2000/svg" id="overview" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
-      size + label_overhang(names, font), size, font);
+      size + room.overhang, size, font);
   for (std::size_t i = 0; i < g; ++i) {
-    auto name = escape(groups[i].name);
     int at = label + static_cast<int>(i) * cell + cell / 2;
-    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{} ({})</text>)x", label - 6, at + 4, name, groups[i].hosts.size());
-    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, name);
+    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{}</text>)x", label - 6, at + 4, escape(rows[i]));
+    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, escape(groups[i].name));
   }
   std::vector<double> figures;
   for (std::size_t x = 0; x < g; ++x) {
