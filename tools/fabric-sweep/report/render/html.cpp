@@ -286,6 +286,34 @@ std::string bad_rows(const matrix& m, std::size_t most, std::size_t& shown) {
   return rows;
 }
 
+/// The options that differ from the defaults, a row each; none, a line.
+std::string options_section(const page_context& ctx) {
+  if (ctx.options.empty()) return "<p id=\"options\">Options: the defaults.</p>\n";
+  std::string rows;
+  for (const auto& [name, value] : ctx.options)
+    rows += fmt::format("<tr><td><code>{}</code></td><td><code>{}</code></td></tr>", escape(name), escape(value));
+  return fmt::format("<h2>Options</h2>\n<p>Those that differ from the defaults.</p>\n"
+                     R"x(<table id="options"><thead><tr><th>option</th><th>value</th></tr></thead><tbody>{}</tbody></table>)x"
+                     "\n",
+                     rows);
+}
+
+/// The verdict's rule (bar_rule) as a sentence: "A pair is slow above ...".
+std::string rule_section(const matrix& m) {
+  auto rule = bar_rule(m);
+  if (rule.starts_with("slow ")) rule = "a pair is " + rule;
+  if (!rule.empty()) rule[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rule[0])));
+  return fmt::format(R"x(<p id="rule">{}.</p>)x", escape(rule));
+}
+
+/// The report's notes, when it has some.
+std::string notes_section(const matrix& m) {
+  if (m.notes.empty()) return {};
+  std::string items;
+  for (const auto& note : m.notes) items += fmt::format("<li>{}</li>", escape(note));
+  return fmt::format("<h2>Notes</h2><ul id=\"notes\">{}</ul>\n", items);
+}
+
 constexpr std::string_view filter_script = R"x(<script>
 (function () {
   var box = document.getElementById("filter"), rows = document.querySelectorAll("#bad tbody tr");
@@ -383,8 +411,6 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     worst += fmt::format("{}{} ({})", i == 0 ? "" : ", ", escape(m.worst[i].first),
                          fabric::counted(static_cast<std::size_t>(m.worst[i].second), "bad pair"));
   if (m.worst.size() > 200) worst += fmt::format(" and {} more", m.worst.size() - 200);
-  std::string notes;
-  for (const auto& note : m.notes) notes += fmt::format("<li>{}</li>", escape(note));
   std::string when;
   if (m.run.id) when += fmt::format("run {}", escape(*m.run.id));
   if (m.run.started) {
@@ -392,29 +418,26 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     when += fmt::format("{}started {:%Y-%m-%d %H:%M:%S} UTC", when.empty() ? "" : ", ", fmt::gmtime(t));
   }
   if (!ctx.generated.empty()) when += fmt::format("{}reported {}", when.empty() ? "" : "; ", escape(ctx.generated));
-  std::string figures = escape(bar_rule(m));
-  if (!figures.empty()) figures[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(figures[0])));
-  figures += ".";
   return fmt::format(R"x(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {}</title>
 <style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>
 </head><body>
 <h1>fabric-sweep: {}, {}, check {}</h1>
 <p id="when">{}</p>
-<p id="options">Options: <code>{}</code></p>
-<p>{} ok, {} slow, {} failed, {} not reported. {}</p>
+<p id="summary">{} ok, {} slow, {} failed, {} not reported.</p>
+{}
 <p id="worst">Worst hosts: {}.</p>
 {}
 {}
 {}
-<h2>Notes</h2><ul>{}</ul>
+{}{}
 {}</body></html>
 )x",
                      fabric::counted(n, "host"), fabric::counted(n, "host"), fabric::counted(m.planned(), "pair"),
                      check_name(m.check), when.empty() ? "time of the run unknown" : when,
-                     escape(ctx.options), m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
-                     m.count(pair_state::missing), figures, worst.empty() ? "none" : worst, legend, body, table,
-                     notes.empty() ? "<li>none</li>" : notes, overview ? filter_script : std::string_view());
+                     m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
+                     m.count(pair_state::missing), rule_section(m), worst.empty() ? "none" : worst, legend, body, table,
+                     notes_section(m), options_section(ctx), overview ? filter_script : std::string_view());
 }
 
 }  // namespace sweep
