@@ -1,5 +1,5 @@
 // The exit-code table is written once, in error.hpp; its copies (the
-// README's table, the common schema's list, the man pages' EXIT STATUS)
+// docs/json.md's table, the common schema's list, the man pages' EXIT STATUS)
 // are held to it here.
 #include "fabric/base/error.hpp"
 
@@ -45,10 +45,10 @@ TEST(exit_codes, the_enum_and_its_names_agree) {
   for (const auto& [name, code] : codes) EXPECT_EQ(fabric::to_string(static_cast<fabric::exit_code>(code)), name);
 }
 
-TEST(exit_codes, the_readmes_table_is_error_hpps) {
-  auto readme = read(source / "README.md");
+TEST(exit_codes, the_docs_table_is_error_hpps) {
+  auto docs = read(source / "docs/json.md");
   std::map<std::string, int> rows;
-  std::istringstream lines(readme.substr(readme.find("## Exit codes")));
+  std::istringstream lines(docs.substr(docs.find("## Exit codes")));
   for (std::string line; std::getline(lines, line) && !line.starts_with("## JSON");) {
     if (!line.starts_with("| ") || line.starts_with("| code")) continue;
     std::istringstream cells(line.substr(1));

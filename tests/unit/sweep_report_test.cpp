@@ -917,6 +917,57 @@ TEST(sweep_render, the_overview_colours_a_healthy_block_by_its_median_not_its_wo
   EXPECT_EQ(std::count_if(cells.begin(), cells.end(), warm), 2) << "b <-> c passes: not red";
 }
 
+TEST(sweep_render, the_page_shows_only_the_options_that_differ_from_the_defaults) {
+  auto none = sweep::default_report_options_json();
+  EXPECT_TRUE(sweep::changed_options(none, none).empty());
+  auto given = none;
+  given["files"] = {"sweep.jsonl", "more.jsonl"};
+  given["html"] = "sweep.html";
+  given["bw_fraction"] = 0.9;
+  given["outliers_file"] = "again.txt";
+  given["expect_gbps_auto"] = true;
+  given["prometheus_pairs"] = true;
+  using row = std::pair<std::string, std::string>;
+  EXPECT_EQ(sweep::changed_options(given, none),
+            (std::vector<row>{{"--bw-fraction", "0.9"}, {"--expect-gbps", "auto"}, {"files", "sweep.jsonl more.jsonl"},
+                              {"--html", "sweep.html"}, {"--outliers", "again.txt"}, {"--prometheus-pairs", "on"}}))
+      << "the command line's names, in the document's order";
+
+  auto m = sweep::merge(fleet(6), defaults);
+  sweep::page_context ctx;
+  ctx.options = sweep::changed_options(given, none);
+  auto page = sweep::html_page(m, ctx);
+  EXPECT_NE(page.find("<tr><td><code>--bw-fraction</code></td><td><code>0.9</code></td></tr>"), std::string::npos) << page;
+  EXPECT_EQ(page.find("--outlier-factor"), std::string::npos) << "a default is not shown";
+  EXPECT_EQ(page.find("{&quot;"), std::string::npos) << "no raw JSON";
+  EXPECT_NE(sweep::html_page(m).find("Options: the defaults."), std::string::npos);
+}
+
+TEST(sweep_render, the_page_has_notes_only_when_the_report_has_some) {
+  auto m = sweep::merge(fleet(6), defaults);
+  ASSERT_TRUE(m.notes.empty());
+  auto page = sweep::html_page(m);
+  EXPECT_EQ(page.find("Notes"), std::string::npos) << page;
+  EXPECT_EQ(page.find("none</li>"), std::string::npos);
+  m.notes.push_back("3 lines were not JSON <skipped>");
+  page = sweep::html_page(m);
+  EXPECT_NE(page.find("<h2>Notes</h2><ul id=\"notes\"><li>3 lines were not JSON &lt;skipped&gt;</li></ul>"), std::string::npos) << page;
+}
+
+TEST(sweep_render, the_verdicts_rule_is_one_sentence_under_the_summary) {
+  auto m = sweep::merge(fleet(10), defaults);
+  ASSERT_EQ(m.count(pair_state::slow), 9u);
+  auto rule = sweep::bar_rule(m);
+  ASSERT_TRUE(rule.starts_with("slow above ")) << rule;
+  std::string escaped;
+  for (char c : rule) escaped += c == '\'' ? std::string("&#39;") : std::string(1, c);
+  auto page = sweep::html_page(m);
+  auto at = page.find("<p id=\"rule\">A pair is " + escaped + ".</p>");
+  ASSERT_NE(at, std::string::npos) << page;
+  EXPECT_LT(page.find("id=\"summary\""), at);
+  EXPECT_LT(at, page.find("id=\"worst\""));
+}
+
 TEST(sweep_render, a_bw_cell_is_red_only_for_the_direction_below_the_bar) {
   std::vector<std::string> lines;
   for (int i = 0; i < 6; ++i)

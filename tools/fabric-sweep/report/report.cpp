@@ -120,7 +120,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   };
   write(r.html, [&] {
     page_context ctx;
-    ctx.options = fabric::dump_json(report_options_json(opt, m));
+    ctx.options = changed_options(report_options_json(opt, m), default_report_options_json());
     ctx.generated = fmt::format("{:%Y-%m-%d %H:%M:%S} UTC", fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
     ctx.groups = topology ? groups_of_topology(*topology, m.hosts) : groups_of_names(m.hosts);
     return html_page(m, ctx);

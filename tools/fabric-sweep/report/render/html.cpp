@@ -16,7 +16,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string>
 
 namespace sweep {
 
@@ -96,13 +98,30 @@ std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double>
   return f ? ok_heat(m, *f) : heat(0.0);
 }
 
-/// How wide an SVG's column labels, rotated by -60 degrees, reach past the
-/// last column: half the longest label's length at `font` pixels.
-template <class Names>
-int label_overhang(const Names& names, int font) {
-  std::size_t longest = 0;
-  for (const auto& n : names) longest = std::max(longest, fabric::columns(fabric::printable_utf8(n)));
-  return static_cast<int>(longest) * font * 3 / 10;
+/// How wide a label is drawn at `font` pixels, an upper bound: a
+/// sans-serif lower-case letter or digit takes at most 0.65 of the font's
+/// size, a capital or one of a few wide letters up to 1; a wide character
+/// counts as two columns.
+int label_px(std::string_view label, int font) {
+  auto text = fabric::printable_utf8(label);
+  double ems = 0.65 * static_cast<double>(fabric::columns(text));
+  for (char c : text)
+    if (std::isupper(static_cast<unsigned char>(c)) || c == 'm' || c == 'w' || c == '@' || c == '%') ems += 0.35;
+  return static_cast<int>(std::ceil(ems * font));
+}
+
+/// The margin left of and above the cells, wide enough for the longest row
+/// label and as high as the longest column label, rotated by -60 degrees,
+/// reaches (sin 60 < 1); and how far that label reaches right of its
+/// column (cos 60 = 1/2).
+struct label_room {
+  int margin, overhang;
+};
+template <class Labels>
+label_room room_for(const Labels& labels, int font) {
+  int longest = 0;
+  for (const auto& l : labels) longest = std::max(longest, label_px(l, font));
+  return {longest + 2 * font, longest / 2 + font};
 }
 
 std::string pair_title(const matrix& m, const merged_pair& p) {
@@ -125,12 +144,13 @@ std::string cells_svg(const matrix& m, std::size_t plane) {
   auto n = m.hosts.size();
   bool values = n <= 32;
   int cell = values ? 44 : n <= 60 ? 14 : 9;
-  constexpr int label = 140;
   int font = values ? 11 : 8;
+  auto room = room_for(m.hosts, font);
+  int label = room.margin;
   int size = label + static_cast<int>(n) * cell + 10;
   std::string svg = fmt::format(
       R"x(<svg xmlns="http://www.w3.org/2000/svg" id="{}" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
-      svg_id("heatmap", plane), size + label_overhang(m.hosts, font), size, font);
+      svg_id("heatmap", plane), size + room.overhang, size, font);
   for (std::size_t i = 0; i < n; ++i) {
     auto h = escape(m.hosts[i]);
     int at = label + static_cast<int>(i) * cell + cell / 2;
@@ -214,18 +234,20 @@ block block_of(const matrix& m, const host_group& gx, const host_group& gy, bool
 std::string overview_svg(const matrix& m, const std::vector<host_group>& groups, std::size_t plane) {
   auto g = groups.size();
   int cell = g <= 16 ? 40 : g <= 40 ? 20 : 12;
-  constexpr int label = 160, font = 11;
+  constexpr int font = 11;
+  // A row's label counts its hosts: "node0001 .. node0032 (32)".
+  std::vector<std::string> rows;
+  for (const auto& group : groups) rows.push_back(fmt::format("{} ({})", group.name, group.hosts.size()));
+  auto room = room_for(rows, font);
+  int label = room.margin;
   int size = label + static_cast<int>(g) * cell + 10;
-  std::vector<std::string> names;
-  for (const auto& group : groups) names.push_back(group.name);
   std::string svg = fmt::format(
       R"x(<svg xmlns="http://www.w3.org/2000/svg" id="{}" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
-      svg_id("overview", plane), size + label_overhang(names, font), size, font);
+      svg_id("overview", plane), size + room.overhang, size, font);
   for (std::size_t i = 0; i < g; ++i) {
-    auto name = escape(groups[i].name);
     int at = label + static_cast<int>(i) * cell + cell / 2;
-    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{} ({})</text>)x", label - 6, at + 4, name, groups[i].hosts.size());
-    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, name);
+    svg += fmt::format(R"x(<text x="{}" y="{}" text-anchor="end">{}</text>)x", label - 6, at + 4, escape(rows[i]));
+    svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", at, label - 6, escape(groups[i].name));
   }
   std::vector<double> figures;
   for (std::size_t x = 0; x < g; ++x) {
@@ -269,6 +291,34 @@ std::string bad_rows(const matrix& m, std::size_t most, std::size_t& shown) {
                         escape(p.state == pair_state::failed ? m.error_of(p) : std::string()));
   }
   return rows;
+}
+
+/// The options that differ from the defaults, a row each; none, a line.
+std::string options_section(const page_context& ctx) {
+  if (ctx.options.empty()) return "<p id=\"options\">Options: the defaults.</p>\n";
+  std::string rows;
+  for (const auto& [name, value] : ctx.options)
+    rows += fmt::format("<tr><td><code>{}</code></td><td><code>{}</code></td></tr>", escape(name), escape(value));
+  return fmt::format("<h2>Options</h2>\n<p>Those that differ from the defaults.</p>\n"
+                     R"x(<table id="options"><thead><tr><th>option</th><th>value</th></tr></thead><tbody>{}</tbody></table>)x"
+                     "\n",
+                     rows);
+}
+
+/// The verdict's rule (bar_rule) as a sentence: "A pair is slow above ...".
+std::string rule_section(const matrix& m) {
+  auto rule = bar_rule(m);
+  if (rule.starts_with("slow ")) rule = "a pair is " + rule;
+  if (!rule.empty()) rule[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(rule[0])));
+  return fmt::format(R"x(<p id="rule">{}.</p>)x", escape(rule));
+}
+
+/// The report's notes, when it has some.
+std::string notes_section(const matrix& m) {
+  if (m.notes.empty()) return {};
+  std::string items;
+  for (const auto& note : m.notes) items += fmt::format("<li>{}</li>", escape(note));
+  return fmt::format("<h2>Notes</h2><ul id=\"notes\">{}</ul>\n", items);
 }
 
 constexpr std::string_view filter_script = R"x(<script>
@@ -328,17 +378,13 @@ std::string rails_svg(const matrix& m, const std::vector<host_group>& groups) {
   }
   constexpr int cell = 40, font = 11;
   // Room for the labels as long as they are: the rows' on the left, the
-  // rails' rotated above (about 0.6 of the font a character).
-  auto longest = [](const std::vector<std::string>& names) {
-    std::size_t most = 0;
-    for (const auto& n : names) most = std::max(most, fabric::columns(fabric::printable_utf8(n)));
-    return static_cast<int>(most);
-  };
-  int label = longest(rows) * font * 6 / 10 + 12, top = longest(rails) * font * 52 / 100 + 12;
+  // rails' rotated above.
+  auto left = room_for(rows, font), above = room_for(rails, font);
+  int label = left.margin, top = above.margin;
   int width = label + static_cast<int>(rails.size()) * cell + 10, height = top + static_cast<int>(rows.size()) * 20 + 10;
   std::string svg = fmt::format(
       R"x(<svg xmlns="http://www.w3.org/2000/svg" id="rails" width="{}" height="{}" font-family="sans-serif" font-size="{}">)x",
-      width + label_overhang(rails, font), height, font);
+      width + above.overhang, height, font);
   for (std::size_t r = 0; r < rails.size(); ++r)
     svg += fmt::format(R"x(<text transform="translate({},{}) rotate(-60)">{}</text>)x", label + static_cast<int>(r) * cell + cell / 2,
                        top - 6, escape(rails[r]));
@@ -467,8 +513,6 @@ std::string html_page(const matrix& m, const page_context& ctx) {
       worst += fmt::format("{}{} ({})", i == 0 ? "" : ", ", escape(m.worst_rails[i].first),
                            fabric::counted(static_cast<std::size_t>(m.worst_rails[i].second), "bad pair"));
   }
-  std::string notes;
-  for (const auto& note : m.notes) notes += fmt::format("<li>{}</li>", escape(note));
   std::string when;
   if (m.run.id) when += fmt::format("run {}", escape(*m.run.id));
   if (m.run.started) {
@@ -476,29 +520,26 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     when += fmt::format("{}started {:%Y-%m-%d %H:%M:%S} UTC", when.empty() ? "" : ", ", fmt::gmtime(t));
   }
   if (!ctx.generated.empty()) when += fmt::format("{}reported {}", when.empty() ? "" : "; ", escape(ctx.generated));
-  std::string figures = escape(bar_rule(m));
-  if (!figures.empty()) figures[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(figures[0])));
-  figures += ".";
   return fmt::format(R"x(<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {}</title>
 <style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>
 </head><body>
 <h1>fabric-sweep: {}, {}, check {}</h1>
 <p id="when">{}</p>
-<p id="options">Options: <code>{}</code></p>
-<p>{} ok, {} slow, {} failed, {} not reported. {}</p>
+<p id="summary">{} ok, {} slow, {} failed, {} not reported.</p>
+{}
 <p id="worst">Worst hosts: {}.</p>
 {}
 {}
 {}
-<h2>Notes</h2><ul>{}</ul>
+{}{}
 {}</body></html>
 )x",
                      fabric::counted(n, "host"), fabric::counted(n, "host"), fabric::counted(m.planned(), "pair"),
                      check_name(m.check), when.empty() ? "time of the run unknown" : when,
-                     escape(ctx.options), m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
-                     m.count(pair_state::missing), figures, worst.empty() ? "none" : worst, legend, body, table,
-                     notes.empty() ? "<li>none</li>" : notes, overview ? filter_script : std::string_view());
+                     m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
+                     m.count(pair_state::missing), rule_section(m), worst.empty() ? "none" : worst, legend, body, table,
+                     notes_section(m), options_section(ctx), overview ? filter_script : std::string_view());
 }
 
 }  // namespace sweep

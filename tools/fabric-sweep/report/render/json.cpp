@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace sweep {
 
 using nlohmann::json;
@@ -61,14 +63,53 @@ json bar_json(const matrix& m) {
 
 }  // namespace
 
-json report_options_json(const options& opt, const matrix& m) {
+json report_options_json(const options& opt, const verdict_options& v) {
   auto j = options_json(opt);
-  j["outlier_factor"] = m.verdict.outlier_factor;
-  j["bw_fraction"] = m.verdict.bw_fraction;
-  j["expect_gbps"] = fabric::value_or_null(m.verdict.expect_gbps);
-  j["expect_gbps_auto"] = m.verdict.expect_gbps_auto;
-  j["expect_us"] = fabric::value_or_null(m.verdict.expect_us);
+  j["outlier_factor"] = v.outlier_factor;
+  j["bw_fraction"] = v.bw_fraction;
+  j["expect_gbps"] = fabric::value_or_null(v.expect_gbps);
+  j["expect_gbps_auto"] = v.expect_gbps_auto;
+  j["expect_us"] = fabric::value_or_null(v.expect_us);
   return j;
+}
+
+json report_options_json(const options& opt, const matrix& m) { return report_options_json(opt, m.verdict); }
+
+json default_report_options_json() {
+  options none;
+  none.mode = mode::report;
+  return report_options_json(none, none.verdict);
+}
+
+std::vector<std::pair<std::string, std::string>> changed_options(const json& given, const json& defaults) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [key, value] : given.items()) {
+    if (defaults.contains(key) && defaults[key] == value) continue;
+    // The command line's words: the keys that are not its long names
+    // (options_json), and --expect-gbps auto, a key of its own.
+    std::string name = key == "files"              ? "files"
+                       : key == "outliers_file"    ? "--outliers"
+                       : key == "expect_gbps_auto" ? "--expect-gbps"
+                                                   : "--" + key;
+    std::replace(name.begin(), name.end(), '_', '-');
+    std::string text;
+    if (key == "expect_gbps_auto") {
+      if (!value.get<bool>()) continue;  // a figure instead: --expect-gbps's own row
+      text = "auto";
+    } else if (value.is_string()) {
+      text = value.get<std::string>();
+    } else if (value.is_array()) {
+      for (const auto& item : value) text += (text.empty() ? "" : " ") + (item.is_string() ? item.get<std::string>() : item.dump());
+    } else if (value.is_boolean()) {
+      text = value.get<bool>() ? "on" : "off";
+    } else if (value.is_null()) {
+      text = "none";
+    } else {
+      text = value.dump();
+    }
+    out.emplace_back(std::move(name), std::move(text));
+  }
+  return out;
 }
 
 /// A side's rail: null without rails.

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sweep {
@@ -21,6 +22,13 @@ namespace sweep {
 /// The report's options, the verdict's as it judged (report_verdict):
 /// the document's and the page's.
 nlohmann::json report_options_json(const options& opt, const matrix& m);
+nlohmann::json report_options_json(const options& opt, const verdict_options& v);
+/// report_options_json of a report given nothing but its input.
+nlohmann::json default_report_options_json();
+/// The options of `given` whose values differ from `defaults` (both as
+/// report_options_json writes them), in the document's order, each named
+/// as the command line names it, its value as text: what the page shows.
+std::vector<std::pair<std::string, std::string>> changed_options(const nlohmann::json& given, const nlohmann::json& defaults);
 
 /// The report's document: its options, every pair, the summary.
 /// The report's document but its results, which each_result hands over
@@ -60,7 +68,7 @@ std::vector<host_group> groups_of_names(const std::vector<std::string>& hosts);
 
 /// What the page tells besides the matrix.
 struct page_context {
-  std::string options;    ///< the options in force, as text
+  std::vector<std::pair<std::string, std::string>> options;  ///< changed_options: name, value
   std::string generated;  ///< when the report was made (UTC)
   std::vector<host_group> groups;  ///< the overview's groups (default: by name)
 };
