@@ -13,7 +13,7 @@
 namespace sweep {
 
 /// The checks, in the order of the table.
-enum class check { ping, connect, ud, acm, multicast, bw };
+enum class check { ping, connect, ud, acm, multicast, bw, intra };
 
 struct pair_job;
 struct pair_result;
@@ -40,7 +40,7 @@ struct check_kind {
   std::string_view summary;  ///< what it checks, for --check's help
   std::string_view measure;  ///< what the matrix's numbers are: "round-trip time"
   judged_by judged;
-  bool in_rounds;            ///< false: every host at once, in one round of its own (run_group)
+  bool in_rounds;            ///< false: every host at once, in one round of its own (run_group; intra: each host alone)
   int default_count;         ///< -C when not given; 0: it runs for a time instead
   int default_size;          ///< -S when not given
   int max_size;              ///< the largest -S it takes
