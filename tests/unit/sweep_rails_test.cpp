@@ -3,6 +3,7 @@
 // (a host short of a rail, a port down), the ports and keys of each rail's
 // meetings, NUMA nodes' CPUs, and the meeting lines read as hostile input.
 #include "fabric-sweep/options.hpp"
+#include "fabric-sweep/rank/intra.hpp"
 #include "fabric-sweep/rank/meetings.hpp"
 #include "fabric-sweep/rank/pair.hpp"
 #include "fabric-sweep/rank/rails.hpp"
@@ -20,6 +21,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -66,6 +68,8 @@ TEST(sweep_rails, every_bad_list_is_a_usage_error_naming_why) {
   };
   std::string seventeen;
   for (int i = 0; i < 17; ++i) seventeen += (i ? ",mlx5_" : "mlx5_") + std::to_string(i);
+  std::string thousand;
+  for (int i = 0; i < 1000; ++i) thousand += (i ? ",{host}-ib" : "{host}-ib") + std::to_string(i);
   for (const auto& [text, says] : std::vector<bad_case>{
            {"mlx5_0,,mlx5_1", "an empty item"},
            {"mlx5_0,", "an empty item"},
@@ -77,6 +81,14 @@ TEST(sweep_rails, every_bad_list_is_a_usage_error_naming_why) {
            {"{host} ib0", "not an address template"},
            {seventeen, "more than 16 rails"},
            {std::string(65, 'x'), "longer than 64 bytes"},
+           // Hostile lists: bytes that are not UTF-8, a thousand rails, a
+           // template whose {host} is mistyped, one item a template and
+           // another not.
+           {"mlx5_0,\xff\xfe", "'\\xff\\xfe' is neither a device name"},
+           {thousand, "more than 16 rails"},
+           {"{hots}-ib0", "neither a device name nor an address template"},
+           {"{host}-ib0,node-ib1", "not both"},
+           {",", "an empty item"},
        })
     EXPECT_NE(usage_error_of([&] { sweep::rail_spec_of(text); }).find(says), std::string::npos) << text;
 }
@@ -460,6 +472,46 @@ TEST(sweep_rails, a_pairs_lines_name_its_rails) {
   p.check = sweep::check::intra;
   p.client = "a";
   EXPECT_EQ(sweep::pair_line(p, false, 0), "round 2: a on mlx5_0 -> mlx5_1: error: no answer");
+}
+
+TEST(sweep_rails, a_hosts_rail_it_cannot_use_fails_its_intra_pairs_untried_saying_why) {
+  // Three rails on host b (rank 1), none it can use: rxe1's port is Down,
+  // rxe0 and rxe2 have no address. Each intra pair fails at once, naming
+  // the first rail of the two that keeps it (the client's, then the
+  // server's); nothing touches a device.
+  std::vector<std::optional<std::vector<sweep::rail_word>>> said{
+      words({{"rxe0", "10.0.0.1", "", true}, {"rxe1", "10.0.1.1", "", true}, {"rxe2", "10.0.2.1", "", true}}),
+      words({{"rxe0", "", "its network device eth0 has no address", true},
+             {"rxe1", "", "its port is Down", false},
+             {"rxe2", "", "its network device eth2 has no address", true}}),
+  };
+  sweep::rails_here here{sweep::rail_spec_of("auto"), false, {}, sweep::agree_rails(sweep::rail_spec_of("auto"), said)};
+  ASSERT_EQ(here.plan.size(), 3);
+  auto opt = parse_options<sweep::options>({"--rails", "auto", "--check", "intra"});
+  sweep::place where{1, {"a", "b"}, "hosts"};
+  auto ports = sweep::port_plan::of(18515, 2, 3, false, true);
+  auto pairs = sweep::intra_round(opt, where, here, ports, 0, 0);
+  ASSERT_EQ(pairs.size(), 3u);
+  std::vector<std::tuple<std::string, std::string, std::string>> got;
+  for (const auto& p : pairs) {
+    EXPECT_FALSE(p.ok);
+    EXPECT_EQ(p.check, sweep::check::intra);
+    EXPECT_EQ(p.server, "b");
+    EXPECT_EQ(p.client, "b");
+    EXPECT_EQ(p.server_rank, 1);
+    got.emplace_back(p.client_rail, p.server_rail, p.error);
+  }
+  EXPECT_EQ(got, (std::vector<std::tuple<std::string, std::string, std::string>>{
+                     {"rxe0", "rxe1", "b cannot take part on rail rxe0: its network device eth0 has no address"},
+                     {"rxe0", "rxe2", "b cannot take part on rail rxe0: its network device eth0 has no address"},
+                     {"rxe1", "rxe2", "b cannot take part on rail rxe1: its port is Down"}}));
+  // Each intra pair on a port of its own.
+  EXPECT_NE(pairs[0].port, pairs[1].port);
+  EXPECT_NE(pairs[1].port, pairs[2].port);
+  auto line = sweep::pair_json(pairs[2], 0, std::nullopt);
+  EXPECT_EQ(line["check"], "intra");
+  EXPECT_EQ(line["client_rail"], "rxe1");
+  EXPECT_EQ(line["server_rail"], "rxe2");
 }
 
 }  // namespace

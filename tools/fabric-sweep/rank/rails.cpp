@@ -23,9 +23,11 @@ bool is_template(std::string_view item) {
   return item.find("{host}") != std::string_view::npos || item.find("{short}") != std::string_view::npos;
 }
 
+/// A device name as sysfs may hold it, and not a template mistyped: a
+/// brace belongs to {host} or {short}, never to a device.
 bool device_name_ok(std::string_view d) {
   return !d.empty() && d != "." && d != ".." && std::none_of(d.begin(), d.end(), [](unsigned char c) {
-    return c == '/' || c == ',' || std::isspace(c) != 0 || c < 0x20 || c >= 0x7f;
+    return c == '/' || c == ',' || c == '{' || c == '}' || std::isspace(c) != 0 || c < 0x20 || c >= 0x7f;
   });
 }
 
