@@ -131,7 +131,9 @@ std::vector<nlohmann::json> unable_json(const run_report& rep) {
 
 /// The outliers event: the pairs to meet again are retest_pairs, since
 /// retest is a pair's boolean and retests a count (the option, a report
-/// pair's); on rails each names its rails (null, null on one).
+/// pair's); on rails each names its rails too. A run of one rail writes
+/// its pairs as before rails were, server and client alone: a script
+/// that matched them still does.
 nlohmann::json agreement_json(const agreement& a, const place& where, const std::optional<std::string>& run, bool bw,
                               const rails_here* rails) {
   nlohmann::json pairs = nlohmann::json::array();
@@ -145,7 +147,7 @@ nlohmann::json agreement_json(const agreement& a, const place& where, const std:
                        {"client_rail", rail(r.rails.client)}});
   else
     for (auto [s, c] : a.retest)
-      pairs.push_back({{"server", host(s)}, {"client", host(c)}, {"server_rail", nullptr}, {"client_rail", nullptr}});
+      pairs.push_back({{"server", host(s)}, {"client", host(c)}});
   bool known = a.error.empty();
   return {{"error", fabric::text_or_null(a.error)},
           {"retest_pairs", std::move(pairs)},
