@@ -291,6 +291,20 @@ for bad in "--outlier-factor nan report" "report --outlier-factor inf" "report -
   run fabric-sweep $bad "$WORK/sweep.jsonl"
   check "fabric-sweep $bad: a usage error (2)" test "$rc" -eq 2
 done
+# A hostile --rails (bytes that are not UTF-8, a thousand rails, an empty
+# item, a mistyped template): one error line, the usage status, before
+# any device or peer is touched; the completion offers auto.
+thousand=$(printf '{host}-ib%d,' $(seq 1000)); thousand=${thousand%,}
+declare -A hostile_rails=([not UTF-8]=$'mlx5_0,\xff\xfe' [1000 rails]="$thousand" [an empty item]="mlx5_0,,mlx5_1"
+  [a mistyped template]="{hots}-ib0" [a template and a device]="{host}-ib0,node-ib1")
+for what in "${!hostile_rails[@]}"; do
+  run fabric-sweep --hosts a,b --rank 0 --rails "${hostile_rails[$what]}"
+  check "fabric-sweep --rails, $what: a usage error (2), one line naming --rails" \
+    test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep -e '--rails: ' "$WORK/err")"
+done
+run fabric-sweep --print-completion bash
+check "fabric-sweep's bash completion: --rails offers auto, --check offers intra" \
+  /usr/bin/python3 -c 'import re, sys; t = open(sys.argv[1]).read(); assert re.search(r"--rails\)\n[^;]*auto", t) and re.search(r"--check\)\n[^;]*intra", t), t' "$WORK/out"
 # The report judges as the sweep did: a bw sweep run with --bw-fraction 0.2
 # (its ranks' documents say so) passes as rank 0 passed it; the option
 # given to the report, before or after "report", judges otherwise.

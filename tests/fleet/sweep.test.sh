@@ -4,7 +4,8 @@
 # and by ClusterShell and pdsh through the bed's remote shell: a clean
 # sweep, a delayed link and a lossy one (netem), a host down from the
 # start, a host killed mid-sweep and one frozen, each merged by
-# `fabric-sweep report`.
+# `fabric-sweep report`; health on both rails, and every rail of every
+# host in one sweep (--rails auto), one rail throttled, one device gone.
 . "$(dirname "$0")/../fabric/lib.sh" "$@"
 BED=$(cd "$(dirname "$0")/../fabric" && pwd)
 SWEEP=$BIN/fabric-sweep
@@ -367,5 +368,104 @@ for h in fabric-a fabric-b fabric-c fabric-d; do
      all(r["pcie_width"] is None and r["ok"] for r in kind("device"))'
 done
 echo "    | the second rail, and health on it: $((SECONDS - t0))s"
+
+# 7. Every rail of every host in one run (--rails auto): rail i of each
+# guest meets rail i of the others, both rails of a round at once. First
+# the second rail throttled from fabric-d to fabric-c alone (tc on d's
+# eth1, filtered to c's second address): that one meeting is slow, c-d
+# on rxe0 and every other meeting pass. Then fabric-b's second device
+# removed: the ranks agree on two rails at the start, b's rxe1 meetings
+# fail at once naming the missing device, and --check intra shows b's
+# bad rail with no peer while the other hosts' rxe0 -> rxe1 pass. Each
+# guest writes its lines to a file of its own (srun cuts long lines); the
+# first run's are kept for the report's tests ($WORK/rails-bw.jsonl).
+t0=$SECONDS
+# rails_run NAME ARGS...: the sweep under srun, each guest's lines in a
+# file, all of them in $WORK/NAME.jsonl.
+rails_run() {
+  local name=$1; shift
+  rm -f "$FABRIC_OUT/$name-"*.jsonl
+  # shellcheck disable=SC2016  # $0, $@ and hostname are the task's
+  srun -N4 --ntasks-per-node=1 bash -c '"$0" "$@" >"'"$FABRIC_OUT/$name"'-$(hostname).jsonl"' "$SWEEP" "$@" \
+    2>"$WORK/$name.err" || true
+  cat "$FABRIC_OUT/$name-"*.jsonl >"$WORK/$name.jsonl"
+}
+RAILS=(--address-file "$FABRIC_OUT/addresses" --json=lines --rails auto --check bw --unidirectional -S 262144
+  --duration 1000 --timeout 15000 --bw-fraction 0.25)
+on d tc qdisc add dev eth1 root handle 1: prio
+on d tc qdisc add dev eth1 parent 1:3 handle 30: netem rate 2mbit limit 100000
+on d tc filter add dev eth1 parent 1:0 protocol ip u32 match ip dst 10.0.1.3/32 flowid 1:3
+rails_run rails-bw "${RAILS[@]}"
+on d tc qdisc del dev eth1 root 2>/dev/null || true
+check "--rails auto: every rank agreed on rxe0 and rxe1, each at its address on each" python3 - "$WORK/rails-bw.jsonl" <<'PY'
+import json, sys
+started = [json.loads(l[l.index("{"):])["started"] for l in open(sys.argv[1]) if '"event":"started"' in l]
+assert len(started) == 4, len(started)
+for s in started:
+    n = "abcd".index(s["host"][-1]) + 1
+    assert [(r["name"], r["address"], r["trouble"]) for r in s["rails"]] == \
+        [("rxe0", "10.0.0.%d" % n, None), ("rxe1", "10.0.1.%d" % n, None)], s["rails"]
+    assert all(r["adapter"]["device"] == r["name"] for r in s["rails"]), s["rails"]
+PY
+check "--rails auto, rxe1 throttled from d to c: that meeting alone is slow, the eleven others pass" python3 - "$WORK/rails-bw.jsonl" <<'PY'
+import json, sys
+said = [json.loads(l[l.index("{"):])["result"] for l in open(sys.argv[1]) if '"event":"result"' in l]
+mine = [r for r in said if r["side"] == "client" and not r["retest"]]
+meet = {(r["server"], r["client"], r["server_rail"], r["client_rail"]): r for r in mine}
+assert len(meet) == 12 and len(mine) == 12, sorted(meet)
+assert all(k[2] == k[3] for k in meet), "rail i meets rail i"
+gbps = lambda r: r["bandwidth"]["client_to_server"]["gbps"] if r["ok"] else 0
+slow = meet.pop(("fabric-c", "fabric-d", "rxe1", "rxe1"))
+others = sorted(gbps(r) for r in meet.values())
+print("    | rxe1 d->c %.4f Gb/s; the others %.4f to %.4f" % (gbps(slow), others[0], others[-1]))
+assert all(r["ok"] for r in meet.values()), [r["error"] for r in meet.values() if not r["ok"]]
+assert gbps(slow) < 0.004 and gbps(slow) < others[0] / 2, (gbps(slow), others)
+PY
+check "--rails auto: rank 0 named the throttled meeting, by its rails, to meet again" python3 - "$WORK/rails-bw.jsonl" <<'PY'
+import json, sys
+ev = [json.loads(l[l.index("{"):])["outliers"] for l in open(sys.argv[1]) if '"event":"outliers"' in l]
+assert ev and ev[0]["error"] is None, ev
+again = [(p["server"], p["client"], p["server_rail"], p["client_rail"]) for p in ev[0]["retest_pairs"]]
+assert ("fabric-c", "fabric-d", "rxe1", "rxe1") in again, again
+assert ("fabric-c", "fabric-d", "rxe0", "rxe0") not in again, again
+PY
+echo "    | --rails auto --check bw, one rail throttled: $((SECONDS - t0))s"
+
+t1=$SECONDS
+on b rdma link delete rxe1
+rails_run rails-gone "${RAILS[@]}" --retests 0 --duration 500
+rails_run rails-intra --address-file "$FABRIC_OUT/addresses" --json=lines --rails auto --check intra -C 20 --timeout 8000
+on b rdma link add rxe1 type rxe netdev eth1
+on b "$BED/rails-up"
+check "--rails auto, fabric-b without rxe1: b named at the start, its rxe1 meetings failed for it, every other passed" \
+  python3 - "$WORK/rails-gone.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l[l.index("{"):]) for l in open(sys.argv[1]) if l.strip()]
+started = {e["started"]["host"]: e["started"] for e in lines if e.get("event") == "started"}
+assert len(started) == 4 and all([r["name"] for r in s["rails"]] == ["rxe0", "rxe1"] for s in started.values()), started
+assert started["fabric-b"]["rails"][1]["trouble"] == "no RDMA device rxe1 (1 rail here, 2 in the sweep)", started["fabric-b"]["rails"]
+said = [e["result"] for e in lines if e.get("event") == "result"]
+assert len(said) == 24, len(said)
+why = "fabric-b cannot take part on rail rxe1: no RDMA device rxe1 (1 rail here, 2 in the sweep)"
+for r in said:
+    if "fabric-b" in (r["server"], r["client"]) and r["server_rail"] == "rxe1":
+        assert not r["ok"] and r["error"] == why and r["elapsed_us"] < 1e6, r
+    else:
+        assert r["ok"], r
+PY
+check "--check intra: each host's rxe0 to its rxe1 passes but fabric-b's, failed for its missing device" \
+  python3 - "$WORK/rails-intra.jsonl" <<'PY'
+import json, sys
+said = [json.loads(l[l.index("{"):])["result"] for l in open(sys.argv[1]) if '"event":"result"' in l]
+got = {r["server"]: r for r in said}
+assert len(said) == 4 and sorted(got) == ["fabric-a", "fabric-b", "fabric-c", "fabric-d"], said
+for host, r in got.items():
+    assert r["check"] == "intra" and r["client"] == host and (r["client_rail"], r["server_rail"]) == ("rxe0", "rxe1"), r
+    if host == "fabric-b":
+        assert not r["ok"] and "rxe1" in r["error"] and "no RDMA device" in r["error"], r
+    else:
+        assert r["ok"] and r["pings"] == 20, r
+PY
+echo "    | a rail's device removed, and --check intra: $((SECONDS - t1))s"
 
 finish

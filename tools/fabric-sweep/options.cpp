@@ -1,5 +1,6 @@
 // The command line: the run's options, and the report subcommand's.
 #include "fabric-sweep/options.hpp"
+#include "fabric-sweep/rank/rails.hpp"
 
 #include "fabric/acm/acm.hpp"
 #include "fabric/cli/completion.hpp"
@@ -108,6 +109,14 @@ void add_options(CLI::App& app, options& opt) {
                  "The ACM service of --check acm: a unix socket path (starting with /) or a host reached over TCP")
       ->default_str(std::string(fabric::acm::default_unix_path));
   auto* group = app.add_option("--group", r.group, "The multicast group of --check multicast")->capture_default_str();
+  auto* rails = app.add_option("--rails", r.rails,
+                               "Every rail of each host: 'auto' (its RDMA devices with an Active port), devices "
+                               "(mlx5_0,mlx5_1) or address templates ({host}-ib0,{host}-ib1); rail i meets rail i")
+      ->type_name("auto|LIST");
+  auto* cross_rails = app.add_flag("--cross-rails", r.cross_rails,
+                                   "With --rails: every rail of a host meets every rail of its peer, not rail i rail i");
+  auto* intra = app.add_flag("--intra", r.intra,
+                             "With --rails: each host's rails also meet one another after the rounds (check intra)");
   auto* count = app.add_option("-C,--count", r.count,
                                "Pings, connections, datagrams or lookups per pair; for bw, writes each way (instead of --duration)")
       ->transform(fabric::cli::decimal(1, 1'000'000))->default_str("100");
@@ -175,7 +184,8 @@ void add_options(CLI::App& app, options& opt) {
   rep->fallthrough();  // -j, --json=lines and the verdict's options after "report" too
   std::vector<CLI::Option*> run_only{hosts,   rank,     address,  address_file, port,           run_check,
                                      acm_service, group, count, size,    duration,     unidirectional, quick,
-                                     pairs,   timeout,  pair_timeout, retests, repeat,  interval};
+                                     pairs,   timeout,  pair_timeout, retests, repeat,  interval, rails, cross_rails,
+                                     intra};
   rep->callback([&opt, run_only, outlier_factor, bw_fraction, expect_gbps, expect_us] {
     refuse_given(run_only, "fabric-sweep report");
     opt.mode = mode::report;
@@ -224,7 +234,7 @@ void add_options(CLI::App& app, options& opt) {
   health->fallthrough();  // the address rule, --port, -C, -S, --timeout and the output options
   std::vector<CLI::Option*> sweep_only{hosts,    rank,           run_check, acm_service, group,          retests,
                                        repeat,   interval,       duration,  quick,       unidirectional, pairs,
-                                       outlier_factor, bw_fraction, expect_gbps, expect_us};
+                                       outlier_factor, bw_fraction, expect_gbps, expect_us, rails, cross_rails, intra};
   health->callback([&opt, sweep_only] {
     refuse_given(sweep_only, "fabric-sweep health");
     opt.mode = mode::health;
@@ -257,7 +267,7 @@ void add_options(CLI::App& app, options& opt) {
   std::vector<CLI::Option*> not_discover{hosts,       rank,   address, address_file,   port,  run_check,   acm_service,
                                          group,       count,  size,    duration,       unidirectional, quick, pairs,
                                          timeout, pair_timeout, retests, repeat, interval, outlier_factor, bw_fraction,
-                                         expect_gbps, expect_us};
+                                         expect_gbps, expect_us, rails, cross_rails, intra};
   disc->callback([&opt, not_discover] {
     refuse_given(not_discover, "fabric-sweep discover");
     opt.mode = mode::discover;
@@ -289,12 +299,27 @@ void validate(const options& opt) {
   if (r.quick && !r.pairs_file.empty()) fabric::cli::usage_error("--quick and --pairs: give one");
   if (!kind.in_rounds && (r.quick || !r.pairs_file.empty()))
     fabric::cli::usage_error(fmt::format("--check {} has every host at once: no --quick or --pairs", kind.name));
+  auto spec = rail_spec_of(r.rails);
+  if (!spec.given()) {
+    if (r.cross_rails) fabric::cli::usage_error("--cross-rails: give --rails, the rails to cross");
+    if (r.intra || r.check == check::intra)
+      fabric::cli::usage_error(fmt::format("{}: a host's rails meet one another: give --rails",
+                                           r.intra ? "--intra" : "--check intra"));
+    return;
+  }
+  if (r.check == check::acm || r.check == check::multicast)
+    fabric::cli::usage_error(fmt::format("--rails: --check {} {}", kind.name,
+                                         r.check == check::acm ? "looks up through the ACM service, on no rail of its own"
+                                                               : "has every host in one group, not pairs on rails"));
+  if (r.cross_rails && r.check == check::intra)
+    fabric::cli::usage_error("--cross-rails: --check intra meets no peer, every rail of a host meets every other already");
 }
 
-// Keys are the long names, but for three whose long name is a key of
+// Keys are the long names, but for four whose long name is a key of
 // another type in the documents (hosts an array of names, pairs a count,
-// outliers the event's object): --hosts is hostlist, --pairs pairs_file
-// and report --outliers outliers_file, so that one key keeps one type.
+// outliers the event's object, rails a host's rails): --hosts is
+// hostlist, --pairs pairs_file, report --outliers outliers_file and
+// --rails rail_list, so that one key keeps one type.
 nlohmann::json options_json(const options& o) {
   if (o.mode == mode::report)
     return {{"files", o.report.files},
@@ -343,6 +368,9 @@ nlohmann::json options_json(const options& o) {
           {"check", check_name(r.check)},
           {"acm_service", r.acm_service},
           {"group", r.group},
+          {"rail_list", text_or_null(r.rails)},
+          {"cross_rails", r.cross_rails},
+          {"intra", r.intra},
           {"count", fabric::value_or_null(pair_count(r))},
           {"size", pair_size(r)},
           {"duration", fabric::value_or_null(pair_duration(r))},

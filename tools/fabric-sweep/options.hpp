@@ -38,6 +38,9 @@ struct run_options {
   sweep::check check = check::ping;  ///< --check: what each pair checks
   std::string acm_service{fabric::acm::default_unix_path};  ///< --acm-service: the service of --check acm
   std::string group = "239.255.185.15";  ///< --group: the multicast group of --check multicast
+  std::string rails;            ///< --rails: "auto", devices or address templates; empty: the address rule's one rail
+  bool cross_rails = false;     ///< --cross-rails: every rail of a host with every rail of its peer
+  bool intra = false;           ///< --intra: each host's own rails meet too, after the rounds (--check intra's mesh)
 
   /// The longest any one wait may take (--timeout, every tool's meaning).
   [[nodiscard]] std::chrono::milliseconds each_wait() const { return std::chrono::milliseconds(timeout_ms); }

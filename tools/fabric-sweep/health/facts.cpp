@@ -2,38 +2,9 @@
 // device and address of each, and each device's PCIe link.
 #include "fabric-sweep/health/health.hpp"
 
-#include "fabric/base/sockaddr.hpp"
-
-#include <ifaddrs.h>
-#include <netinet/in.h>
-
 #include <algorithm>
-#include <memory>
 
 namespace sweep {
-
-namespace {
-
-/// The address rdma_cm would reach a network device by: its IPv4
-/// address, else an IPv6 one that is not link-local (that needs a scope).
-std::string interface_address(const std::string& netdev) {
-  ifaddrs* list = nullptr;
-  if (getifaddrs(&list) != 0) return {};
-  std::unique_ptr<ifaddrs, void (*)(ifaddrs*)> owned(list, freeifaddrs);
-  std::string v6;
-  for (auto* a = list; a != nullptr; a = a->ifa_next) {
-    if (a->ifa_addr == nullptr || netdev != a->ifa_name) continue;
-    if (a->ifa_addr->sa_family == AF_INET) return fabric::format_addr(a->ifa_addr);
-    if (a->ifa_addr->sa_family == AF_INET6 && v6.empty() &&
-        !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr))
-      v6 = fabric::format_addr(a->ifa_addr);
-  }
-  return v6;
-}
-
-}  // namespace
-
-host_view this_host() { return {fabric::default_sysfs, interface_address}; }
 
 void gather(const health_options& h, const host_view& view, std::vector<fabric::port_info> ports, health_report& rep) {
   auto chosen = [&h](const std::string& device) {

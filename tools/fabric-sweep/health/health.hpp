@@ -3,6 +3,7 @@
 
 #include "fabric-sweep/options.hpp"
 #include "fabric-sweep/rank/pair.hpp"
+#include "fabric-sweep/rank/rails.hpp"
 
 #include "fabric/cli/console.hpp"
 #include "fabric/verbs/ports.hpp"
@@ -15,18 +16,6 @@
 #include <vector>
 
 namespace sweep {
-
-/// Where health reads this host (facts.cpp): the kernel's sysfs, and a
-/// network device's address. Tests give a fake tree and a table.
-struct host_view {
-  std::filesystem::path sysfs = fabric::default_sysfs;
-  /// A network device's IPv4 address (else its first IPv6 address that is
-  /// not link-local); empty when it has none.
-  std::function<std::string(const std::string& netdev)> address_of;
-};
-
-/// The view of the running host: /sys, and the addresses getifaddrs lists.
-host_view this_host();
 
 /// One port of a chosen device, and where IP traffic reaches it.
 struct host_port {

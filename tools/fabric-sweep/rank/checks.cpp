@@ -27,8 +27,10 @@ namespace {
 std::uint64_t count_of(const pair_job& job) { return static_cast<std::uint64_t>(pair_count(job.options).value_or(0)); }
 std::uint32_t size_of(const pair_job& job) { return static_cast<std::uint32_t>(pair_size(job.options)); }
 /// The server listens on every address (the rule names how peers reach
-/// it, which need not be how it sees itself); the client dials the rule's.
-std::string dial_addr(const pair_job& job) { return job.serving ? std::string() : job.peer_addr; }
+/// it, which need not be how it sees itself), or on its rail's; the client
+/// dials the rule's, or its peer's on the rail, leaving from its own.
+std::string dial_addr(const pair_job& job) { return job.serving ? job.own_addr : job.peer_addr; }
+std::string source_addr(const pair_job& job) { return job.serving ? std::string() : job.own_addr; }
 
 namespace field = pair_field;
 using fabric::cli::fields;
@@ -36,7 +38,7 @@ using fabric::cli::fields;
 // ---- ping: an RC ping-pong's round trips (rping's flow) ----
 
 void run_ping(const pair_job& job, pair_result& out) {
-  fabric::ping_plan plan{dial_addr(job), job.port, size_of(job), count_of(job), {}};
+  fabric::ping_plan plan{dial_addr(job), job.port, size_of(job), count_of(job), source_addr(job)};
   fabric::ping_outcome got;
   // What the flow did goes into the pair's line however it ends: a pair
   // that ran out of time, or whose peer went away, says how far it got.
@@ -59,7 +61,7 @@ void say_ping(fields& line, const pair_result& p, std::uint64_t) {
 // ---- connect: RC connection setup, one after another (ucmatose's flow) ----
 
 void run_connect(const pair_job& job, pair_result& out) {
-  fabric::connect_plan plan{dial_addr(job), job.port, count_of(job)};
+  fabric::connect_plan plan{dial_addr(job), job.port, count_of(job), source_addr(job)};
   fabric::connect_outcome got;
   fabric::at_exit taken{[&] {  // however it ends, as run_ping's
     out.connections = got.connected;
@@ -85,6 +87,7 @@ void run_ud(const pair_job& job, pair_result& out) {
   plan.port = job.port;
   plan.size = size_of(job);
   plan.count = count_of(job);
+  plan.source = source_addr(job);
   fabric::datagram_outcome got;
   {
     fabric::at_exit taken{[&] {  // however it ends, as run_ping's
@@ -159,6 +162,7 @@ void run_bw(const pair_job& job, pair_result& out) {
   plan.count = count_of(job);
   plan.duration = std::chrono::milliseconds(pair_duration(job.options).value_or(0));
   plan.bidirectional = !job.options.unidirectional;
+  plan.source = source_addr(job);
   fabric::bandwidth_outcome got;
   fabric::at_exit taken{[&] {  // however it ends, as run_ping's
     if (!got.peer.empty()) out.connect_us = got.connect_us;

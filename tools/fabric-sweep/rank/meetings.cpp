@@ -47,13 +47,21 @@ constexpr int wait_timeouts = 4;
 std::chrono::milliseconds timeouts(const options& opt, int k) { return opt.run.pair_timeout() * k; }
 
 /// This rank's word with the figures of the pairs it measured: a latency
-/// check's p50s as the client, a bw pair's lower direction.
-rank_word measured(const place& where, const std::vector<pair_result>& mine) {
+/// check's p50s as the client, a bw pair's lower direction; on rails,
+/// each of a meeting on rails. A host's own rails (intra) are no pair of
+/// the check's.
+rank_word measured(const options& opt, const place& where, const std::vector<pair_result>& mine) {
   rank_word out{where.rank, {}, {}};
   for (const auto& p : mine) {
-    if (p.retest || !p.ok || p.role != "client") continue;
-    if (p.latency) out.figures.push_back({{p.server_rank, p.client_rank}, p.latency->p50});
-    if (auto gbps = lower_gbps(p)) out.figures.push_back({{p.server_rank, p.client_rank}, *gbps});
+    if (p.retest || !p.ok || p.role != "client" || p.check != opt.run.check) continue;
+    std::optional<double> figure;
+    if (p.latency) figure = p.latency->p50;
+    if (auto gbps = lower_gbps(p)) figure = gbps;
+    if (!figure) continue;
+    if (p.rails)
+      out.rail_figures.push_back({{{p.server_rank, p.client_rank}, *figure}, *p.rails});
+    else
+      out.figures.push_back({{p.server_rank, p.client_rank}, *figure});
   }
   return out;
 }
@@ -88,7 +96,7 @@ void make_room_for(std::size_t connections) {
 /// times (`mine`) and theirs, and answers everyone heard at once.
 agreement collect(const options& opt, const place& where, int sweep, std::set<int> expected, const rank_word& mine,
                   const std::string& run, const deadline& until, departures* gone = nullptr,
-                  std::optional<double> carried = std::nullopt) {
+                  std::optional<double> carried = std::nullopt, int rails = 0) {
   int n = static_cast<int>(where.hosts.size());
   make_room_for(max_connections(n));
   auto listener = fabric::listen_tcp(static_cast<std::uint16_t>(opt.run.port));
@@ -105,6 +113,11 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
   rates[0] = mine.rate_gbps;
   std::map<int, std::string> unable;
   if (!mine.trouble.empty()) unable[0] = mine.trouble;
+  std::vector<std::optional<std::vector<rail_word>>> rail_words(static_cast<std::size_t>(n));
+  rail_words[0] = mine.rails;
+  std::vector<rail_figure> rail_all = mine.rail_figures;
+  std::vector<std::vector<double>> rail_rates(static_cast<std::size_t>(n));
+  rail_rates[0] = mine.rail_rates;
   // Out of descriptors (a hard limit below the fleet's size, or a flood),
   // rank 0 stops accepting until it closes one, rather than spin on a
   // listener it cannot take from; ranks left waiting then go without the
@@ -152,7 +165,7 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
       if (p.in.size() > max_line) drop(p);
       continue;
     }
-    auto said = read_rank_line(std::string_view(p.in).substr(0, nl), n, sweep);
+    auto said = read_rank_line(std::string_view(p.in).substr(0, nl), n, sweep, rails);
     if (!said || said->rank == 0 || heard.contains(said->rank)) {
       drop(p);
       continue;
@@ -162,11 +175,21 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
     all.insert(all.end(), said->figures.begin(), said->figures.end());
     rates[static_cast<std::size_t>(said->rank)] = said->rate_gbps;
     if (!said->trouble.empty()) unable[said->rank] = said->trouble;
+    rail_words[static_cast<std::size_t>(said->rank)] = std::move(said->rails);
+    rail_all.insert(rail_all.end(), said->rail_figures.begin(), said->rail_figures.end());
+    rail_rates[static_cast<std::size_t>(said->rank)] = std::move(said->rail_rates);
     p.heard = true;
   }
   agreement a;
   fleet_bar bar;
-  a.retest = outliers(opt.run.check, all, opt.verdict, bar, carried, rates);
+  if (rails > 0) {
+    a.retest_rails = rail_outliers(opt.run.check, rail_all, opt.verdict, bar, carried, rail_rates);
+    for (const auto& r : a.retest_rails)
+      if (a.retest.empty() || a.retest.back() != r.pair) a.retest.push_back(r.pair);
+  } else {
+    a.retest = outliers(opt.run.check, all, opt.verdict, bar, carried, rates);
+  }
+  if (mine.rails) a.rails = agree_rails(rail_spec_of(opt.run.rails), rail_words);
   a.fleet = bar.group;
   a.bar = bar.value;
   a.ranks_heard = static_cast<int>(heard.size()) + 1;
@@ -190,7 +213,7 @@ agreement collect(const options& opt, const place& where, int sweep, std::set<in
 /// Any other rank: tells rank 0 what it measured and waits for the
 /// answer until `until`, or until `gone` (when given) knows rank 0 is gone.
 agreement ask(const options& opt, const place& where, const std::string& rank0, int sweep, const rank_word& mine,
-              const deadline& until, departures* gone = nullptr) {
+              const deadline& until, departures* gone = nullptr, int rails = 0) {
   int n = static_cast<int>(where.hosts.size());
   unique_fd fd;
   try {
@@ -210,7 +233,7 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
                      : gone     ? until.min(deadline::after(fabric::gone_check_interval))
                                 : until;
     try {
-      line = fabric::read_line(fd.get(), in, max_line, asking_by);
+      line = fabric::read_line(fd.get(), in, max_answer_bytes(n), asking_by);
       break;
     } catch (const fabric::error& e) {
       if (e.ends_run()) throw;
@@ -220,7 +243,7 @@ agreement ask(const options& opt, const place& where, const std::string& rank0, 
     }
     rank0_gone = gone->why_gone(0);
   }
-  auto a = read_agreement(line, n);
+  auto a = read_agreement(line, n, rails);
   if (!a) throw fabric::error(exit_code::protocol, "rank 0's answer is not an agreement");
   return *a;
 }
@@ -247,20 +270,49 @@ std::set<int> everyone_but_rank0(const place& where) {
 }  // namespace
 
 agreement agree_on_outliers(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                            int sweep, const std::vector<pair_result>& mine, departures& gone, const judging& by) {
+                            int sweep, const std::vector<pair_result>& mine, departures& gone, const judging& by,
+                            int rails, const std::vector<double>& rail_rates) {
   return bounded([&] {
-    auto word = measured(where, mine);
+    auto word = measured(opt, where, mine);
     word.rate_gbps = by.own_rate_gbps;
+    word.rail_rates = rail_rates;
     if (where.rank != 0)
       // A rank that could not meet rank 0 in the rounds still tries, but not for long.
       return ask(opt, where, addrs.front(), sweep, word,
-                 deadline::after(timeouts(opt, met(mine, 0) ? wait_timeouts + 1 : 1)), &gone);
+                 deadline::after(timeouts(opt, met(mine, 0) ? wait_timeouts + 1 : 1)), &gone, rails);
     std::set<int> expected;
     for (int r = 1; r < static_cast<int>(where.hosts.size()); ++r)
       if (met(mine, r)) expected.insert(r);
     return collect(opt, where, sweep, std::move(expected), word, {}, deadline::after(timeouts(opt, wait_timeouts)),
-                   &gone, by.carried);
+                   &gone, by.carried, rails);
   });
+}
+
+std::vector<rail_retest> rail_outliers(check c, const std::vector<rail_figure>& all, const verdict_options& o,
+                                       fleet_bar& bar, std::optional<double> carried,
+                                       const std::vector<std::vector<double>>& rates) {
+  std::vector<double> figures;
+  figure_hosts hosts;
+  for (const auto& f : all) {
+    figures.push_back(f.m.figure);
+    hosts.emplace_back(static_cast<std::uint32_t>(f.m.pair.first), static_cast<std::uint32_t>(f.m.pair.second));
+  }
+  bar = bar_of(c, figures, o, hosts, carried);
+  auto rate = [&](int r, int rail) -> std::optional<double> {
+    if (r < 0 || static_cast<std::size_t>(r) >= rates.size()) return std::nullopt;
+    const auto& mine = rates[static_cast<std::size_t>(r)];
+    if (rail < 0 || static_cast<std::size_t>(rail) >= mine.size() || !(mine[static_cast<std::size_t>(rail)] > 0))
+      return std::nullopt;
+    return mine[static_cast<std::size_t>(rail)];
+  };
+  std::set<rail_retest> out;
+  for (const auto& f : all) {
+    std::optional<double> own;
+    if (auto a = rate(f.m.pair.first, f.rails.server), b = rate(f.m.pair.second, f.rails.client); a && b)
+      own = pair_bar(*a, *b, o);
+    if (is_slow(c, f.m.figure, bar, own)) out.insert({f.m.pair, f.rails});
+  }
+  return {out.begin(), out.end()};
 }
 
 agreement gather_everyone(const options& opt, const place& where, const std::vector<std::string>& addrs, int sweep) {
@@ -272,9 +324,11 @@ agreement gather_everyone(const options& opt, const place& where, const std::vec
 }
 
 agreement meet_at_start(const options& opt, const place& where, const std::vector<std::string>& addrs,
-                        const std::string& run, const std::string& trouble) {
+                        const std::string& run, const std::string& trouble,
+                        const std::optional<std::vector<rail_word>>& rails) {
   return bounded([&] {
     rank_word mine{where.rank, {}, trouble};
+    mine.rails = rails;
     if (where.rank != 0)
       return ask(opt, where, addrs.front(), start_sweep, mine, deadline::after(timeouts(opt, wait_timeouts + 1)));
     return collect(opt, where, start_sweep, everyone_but_rank0(where), mine, run,

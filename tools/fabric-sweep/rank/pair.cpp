@@ -83,6 +83,8 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::opt
                    {"server", p.server},
                    {"client", p.client},
                    {"side", p.role},
+                   {"server_rail", fabric::text_or_null(p.server_rail)},
+                   {"client_rail", fabric::text_or_null(p.client_rail)},
                    {"port", p.port},
                    {"bandwidth", bandwidth ? nlohmann::json{{"client_to_server", transfer_json(p.client_to_server)},
                                                             {"server_to_client", transfer_json(p.server_to_client)}}
@@ -93,8 +95,15 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::opt
 }
 
 std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size) {
-  std::string head = fmt::format("{}{} {}: {} <-> {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
-                                 p.retest ? "re-test round" : "round", p.round + 1, p.server, p.client);
+  std::string who = fmt::format("{} <-> {}", p.server, p.client);
+  if (p.rails && p.check == check::intra)
+    who = fmt::format("{} on {} -> {}", p.server, p.client_rail, p.server_rail);
+  else if (p.rails && p.server_rail == p.client_rail)
+    who += fmt::format(" on {}", p.server_rail);
+  else if (p.rails)
+    who += fmt::format(" on {} <-> {}", p.server_rail, p.client_rail);
+  std::string head = fmt::format("{}{} {}: {}", repeating ? fmt::format("sweep {} ", p.sweep + 1) : "",
+                                 p.retest ? "re-test round" : "round", p.round + 1, who);
   if (!p.ok) return fmt::format("{}: error: {}", head, p.error);
   auto lines = pair_fields(p, size).lines();
   return fmt::format("{}: {}", head, lines.empty() ? std::string() : lines.front());

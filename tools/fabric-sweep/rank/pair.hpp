@@ -3,6 +3,7 @@
 /// measured, and the pair's line of output (a human line, a JSON object).
 
 #include "fabric-sweep/rank/checks.hpp"
+#include "fabric-sweep/rank/rounds.hpp"
 #include "fabric-sweep/verdict.hpp"
 #include "fabric-sweep/options.hpp"
 
@@ -25,6 +26,10 @@ struct pair_job {
   const run_options& options;
   bool serving = false;          ///< the server side listens and answers, the client side dials and measures
   std::string peer_addr;         ///< the peer's RDMA address (acm: the address each side looks up)
+  /// This side's address on its rail (--rails): the server listens on it,
+  /// the client leaves from it; empty for a run of one rail (the server
+  /// listens on every address, the client leaves as the route says).
+  std::string own_addr;
   std::uint16_t port = 0;
   fabric::pair_bounds bounds;    ///< meet the peer by bounds.meet, end within bounds.work of the meeting
 };
@@ -38,6 +43,10 @@ struct pair_result {
   int server_rank = 0, client_rank = 0;
   std::string server, client;   ///< host names
   std::string role;             ///< which side this is: server, client
+  /// The rails it met on (--rails), by index and by name; intra: the
+  /// client left from client_rail for server_rail, both of one host.
+  std::optional<rail_meeting> rails;
+  std::string server_rail, client_rail;
   int port = 0;
   bool ok = false;
   std::string error;
@@ -100,7 +109,9 @@ fabric::cli::fields pair_fields(const pair_result& p, std::uint64_t size);
 nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::optional<std::string>& run);
 
 /// The human line of a pair: "round 2: a <-> b: " and its check's line,
-/// or the error; with --repeat, its sweep first.
+/// or the error; with --repeat, its sweep first; on rails, "a <-> b on
+/// mlx5_1", "a <-> b on mlx5_0 <-> mlx5_1" (--cross-rails) or "a on
+/// mlx5_0 -> mlx5_1" (intra).
 std::string pair_line(const pair_result& p, bool repeating, std::uint64_t size);
 
 }  // namespace sweep

@@ -129,14 +129,15 @@ std::vector<std::string> addresses(const run_options& o, const std::vector<std::
     }
     return out;
   }
-  for (const auto& h : hosts) {
-    std::string a = o.address;
-    for (auto [key, value] : {std::pair<std::string_view, std::string>{"{host}", h}, {"{short}", short_name(h)}})
-      for (auto at = a.find(key); at != std::string::npos; at = a.find(key, at + value.size()))
-        a.replace(at, key.size(), value);
-    out.push_back(a);
-  }
+  for (const auto& h : hosts) out.push_back(address_for(o.address, h));
   return out;
+}
+
+std::string address_for(const std::string& address_template, const std::string& host) {
+  std::string a = address_template;
+  for (auto [key, value] : {std::pair<std::string_view, std::string>{"{host}", host}, {"{short}", short_name(host)}})
+    for (auto at = a.find(key); at != std::string::npos; at = a.find(key, at + value.size())) a.replace(at, key.size(), value);
+  return a;
 }
 
 }  // namespace sweep

@@ -35,6 +35,10 @@ std::string short_name(const std::string& host);
 /// The place of `name` in `hosts`: the same name, else the same short name.
 std::optional<int> host_index(const std::vector<std::string>& hosts, const std::string& name);
 
+/// An address template (--address, an address of --rails) for `host`:
+/// {host} replaced by its name, {short} by the name before its first dot.
+std::string address_for(const std::string& address_template, const std::string& host);
+
 /// Each host's RDMA address: from --address-file, else --address with
 /// {host} replaced (and {short}, the name before its first dot).
 std::vector<std::string> addresses(const run_options& o, const std::vector<std::string>& hosts);

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <mutex>
 
 namespace sweep {
 
@@ -117,12 +118,24 @@ void presence::answer() {
   }
 }
 
+struct departures::watch {
+  std::mutex lock;
+  reply heard;                        ///< what the last question heard
+  fabric::clock::time_point heard_at; ///< when it ended
+  struct silence {
+    fabric::clock::time_point since;  ///< the first silent question's start
+    fabric::clock::time_point last;   ///< the last one's end
+    int questions = 0;
+  };
+  std::optional<silence> silent;      ///< its silence now, if it is silent
+};
+
 departures::departures(const run_options& r, const std::vector<std::string>& addrs, int rank, std::vector<int> peers)
     : base_port_(r.port),
       silence_limit_(std::max(min_silence, r.each_wait() / 2)),
       addrs_(addrs),
       answered_(std::make_unique<std::atomic<bool>[]>(addrs.size())),
-      silent_(addrs.size()) {
+      watched_(std::make_unique<watch[]>(addrs.size())) {
   // Each rank starts with the rank after its own, so that the ranks do not
   // all ask the same peer at once.
   std::stable_partition(peers.begin(), peers.end(), [rank](int p) { return p > rank; });
@@ -170,25 +183,38 @@ std::vector<std::pair<int, std::string>> departures::gone_of(const std::vector<i
 std::optional<std::string> departures::why_gone(int peer, std::chrono::milliseconds gap, std::optional<long> step) {
   auto port = presence_port(base_port_, peer);
   if (!port || !seen_answering(peer)) return std::nullopt;
-  auto asked = fabric::clock::now();
-  auto heard = ask(addrs_[static_cast<std::size_t>(peer)], *port, peer, fabric::deadline::after(max_departure_question));
-  auto& silent = silent_[static_cast<std::size_t>(peer)];
+  auto& w = watched_[static_cast<std::size_t>(peer)];
+  auto arrived = fabric::clock::now();
+  std::lock_guard<std::mutex> hold(w.lock);
+  // A question that ended while this thread waited for the lock (another
+  // rail's meeting asked) is as fresh as its own would be.
+  if (w.heard_at <= arrived) {
+    auto asked = fabric::clock::now();
+    w.heard = ask(addrs_[static_cast<std::size_t>(peer)], *port, peer, fabric::deadline::after(max_departure_question));
+    w.heard_at = fabric::clock::now();
+    auto& silent = w.silent;
+    if (w.heard.heard == reply::kind::answered) {
+      silent.reset();
+    } else if (w.heard.heard == reply::kind::silent) {
+      // A silence is one while the questions come close together (a
+      // meeting's, once a second): one found in an earlier meeting starts over.
+      if (silent && asked - silent->last > gap) silent.reset();
+      if (!silent) silent = watch::silence{asked, asked, 0};
+      silent->last = w.heard_at;
+      ++silent->questions;
+    }
+  }
+  const auto& heard = w.heard;
   if (heard.heard == reply::kind::answered) {
-    silent.reset();
     // Done with the pair it was to meet us in, without meeting: its side
     // failed on its own (no device, a size above its MTU), and says why.
     if (step && heard.step > *step) return "moved on past this pair (its side of it ended without meeting this one)";
     return std::nullopt;
   }
   if (heard.heard == reply::kind::refused) return "left the sweep (its rank answered at the start, and refuses connections now)";
-  // A silence is one while the questions come close together (a meeting's,
-  // once a second): one found in an earlier meeting starts over.
-  if (silent && asked - silent->last > gap) silent.reset();
-  if (!silent) silent = silence{asked, asked, 0};
-  silent->last = fabric::clock::now();
-  ++silent->questions;
-  auto quiet = fabric::clock::now() - silent->since;
-  if (silent->questions < 2 || quiet < silence_limit_) return std::nullopt;
+  const auto& silent = w.silent;
+  auto quiet = fabric::clock::now() - (silent ? silent->since : fabric::clock::now());
+  if (!silent || silent->questions < 2 || quiet < silence_limit_) return std::nullopt;
   return fmt::format("stopped answering (its rank answered at the start, and nothing for {:.0f} s now: "
                      "its process is stopped, or its host is gone)",
                      std::chrono::duration<double>(quiet).count());

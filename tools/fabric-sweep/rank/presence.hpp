@@ -101,7 +101,8 @@ public:
   /// it answers a later step: its side of the pair ended on its own), or
   /// nullopt while nothing sure is known. Asks it once, waiting at most a
   /// second; silent questions at most three seconds apart make one
-  /// silence. For the rank's own thread (it keeps each peer's silence).
+  /// silence. Threads may ask at once (a pair's rails): one question to a
+  /// peer at a time, whose answer stands for those that waited for it.
   [[nodiscard]] std::optional<std::string> why_gone(int peer, std::optional<long> step = std::nullopt);
   /// The peers of `missing` that are gone, with why, for a wait on many at
   /// once (rank 0's gathering after the rounds): asks each once, in turn,
@@ -124,12 +125,8 @@ private:
   std::chrono::milliseconds silence_limit_;
   std::vector<std::string> addrs_;
   std::unique_ptr<std::atomic<bool>[]> answered_;  ///< by rank, at the first question
-  struct silence {
-    fabric::clock::time_point since;  ///< the first silent question's start
-    fabric::clock::time_point last;   ///< the last one's end
-    int questions = 0;
-  };
-  std::vector<std::optional<silence>> silent_;  ///< by rank: its silence now, if it is silent
+  struct watch;                                    ///< a peer's last answer and silence, under its lock
+  std::unique_ptr<watch[]> watched_;               ///< by rank
   std::jthread thread_;  // last: stopped and joined first
 };
 

@@ -354,20 +354,83 @@ std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place&
   return out;
 }
 
-std::vector<std::byte> pair_key(int step, const pairing& p) {
-  std::vector<std::byte> key(16);
+namespace {
+
+std::vector<std::byte> key_of(const char* mark, int step, const pairing& p, std::size_t bytes) {
+  std::vector<std::byte> key(bytes);
   auto* b = reinterpret_cast<std::uint8_t*>(key.data());
-  std::copy_n("FSWP", 4, b);
+  std::copy_n(mark, 4, b);
   fabric::big_endian::store_be32(b + 4, static_cast<std::uint32_t>(step));
   fabric::big_endian::store_be32(b + 8, static_cast<std::uint32_t>(p.server));
   fabric::big_endian::store_be32(b + 12, static_cast<std::uint32_t>(p.client));
   return key;
 }
 
-int port_cycle(int base, int n) { return (65536 - base) / std::max(1, n / 2); }
+}  // namespace
 
-int pair_port(int base, int n, int round, const pairing& p) {
-  return base + (round % std::max(1, port_cycle(base, n))) * std::max(1, n / 2) + p.slot;
+std::vector<std::byte> pair_key(int step, const pairing& p) { return key_of("FSWP", step, p, 16); }
+
+std::vector<std::byte> pair_key(int step, const pairing& p, const rail_meeting& rails) {
+  auto key = key_of("FSWR", step, p, 20);
+  auto* b = reinterpret_cast<std::uint8_t*>(key.data());
+  fabric::big_endian::store_be16(b + 16, static_cast<std::uint16_t>(rails.server));
+  fabric::big_endian::store_be16(b + 18, static_cast<std::uint16_t>(rails.client));
+  return key;
 }
+
+std::vector<std::vector<rail_meeting>> rail_meetings(int rails, bool cross) {
+  std::vector<std::vector<rail_meeting>> out;
+  for (int k = 0; k < (cross ? rails : std::min(rails, 1)); ++k) {
+    auto& group = out.emplace_back();
+    for (int i = 0; i < rails; ++i) group.push_back({i, (i + k) % rails});
+  }
+  return out;
+}
+
+std::vector<std::vector<rail_meeting>> meeting_groups(std::vector<rail_meeting> meetings) {
+  std::sort(meetings.begin(), meetings.end());
+  meetings.erase(std::unique(meetings.begin(), meetings.end()), meetings.end());
+  std::vector<std::vector<rail_meeting>> out;
+  for (const auto& m : meetings) {
+    auto free = [&m](const std::vector<rail_meeting>& group) {
+      return std::none_of(group.begin(), group.end(),
+                          [&m](const rail_meeting& g) { return g.server == m.server || g.client == m.client; });
+    };
+    auto at = std::find_if(out.begin(), out.end(), free);
+    if (at == out.end()) at = out.emplace(out.end());
+    at->push_back(m);
+  }
+  return out;
+}
+
+int meeting_index(const rail_meeting& m, int rails, bool cross) { return cross ? m.server * rails + m.client : m.server; }
+
+std::vector<rail_meeting> intra_meetings(int rails) {
+  std::vector<rail_meeting> out;
+  for (int i = 0; i < rails; ++i)
+    for (int j = i + 1; j < rails; ++j) out.push_back({j, i});
+  return out;
+}
+
+port_plan port_plan::of(int base, int n, int rails, bool cross, bool intra) {
+  port_plan p;
+  p.base = base;
+  p.pairs = std::max(1, n / 2);
+  p.meetings = rails <= 0 ? 1 : cross ? rails * rails : rails;
+  p.intra = intra ? rails * (rails - 1) / 2 : 0;
+  return p;
+}
+
+int port_plan::width() const { return std::max(pairs * meetings, intra); }
+
+int port_plan::cycle() const { return (65536 - base) / std::max(1, width()); }
+
+int port_plan::port(int step, int slot, int meeting) const {
+  return base + (step % std::max(1, cycle())) * width() + slot * meetings + meeting;
+}
+
+int port_cycle(int base, int n) { return port_plan::of(base, n).cycle(); }
+
+int pair_port(int base, int n, int round, const pairing& p) { return port_plan::of(base, n).port(round, p.slot); }
 
 }  // namespace sweep

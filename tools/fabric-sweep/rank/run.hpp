@@ -14,6 +14,14 @@
 
 namespace sweep {
 
+/// One rail of this host as its lines give it (--rails), in the agreed order.
+struct rail_line {
+  std::string name;
+  std::string address;  ///< empty when it has none
+  std::string trouble;  ///< what keeps it off the sweep; empty when nothing
+  std::optional<fabric::port_info> adapter;  ///< its port, when known
+};
+
 /// This rank's part: with --repeat, the last sweep's pairs (memory stays
 /// constant however long it runs) and counts over all sweeps.
 struct run_report {
@@ -30,6 +38,9 @@ struct run_report {
   /// hosts' MTUs, judges pairs by their ports' rates (--expect-gbps auto)
   /// and finds the port in the subnet.
   std::optional<fabric::port_info> adapter;
+  /// With --rails: this host's rails in the agreed order (adapter stays
+  /// empty: no one port is the host's).
+  std::optional<std::vector<rail_line>> rails;
   /// The bar the --pairs file carried from the run whose outliers it holds.
   std::optional<double> carried_bar;
   int round_count = 0;

@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 #include <endian.h>
 #include <fmt/format.h>
+#include <ifaddrs.h>
+
+#include <memory>
 
 namespace fabric {
 
@@ -51,6 +54,21 @@ void set_sockaddr_port(sockaddr* sa, std::uint16_t port) noexcept {
     }
     default: break;
   }
+}
+
+std::string interface_address(const std::string& netdev) {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return {};
+  std::unique_ptr<ifaddrs, void (*)(ifaddrs*)> owned(list, freeifaddrs);
+  std::string v6;
+  for (auto* a = list; a != nullptr; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr || netdev != a->ifa_name) continue;
+    if (a->ifa_addr->sa_family == AF_INET) return format_addr(a->ifa_addr);
+    if (a->ifa_addr->sa_family == AF_INET6 && v6.empty() &&
+        !IN6_IS_ADDR_LINKLOCAL(&reinterpret_cast<const sockaddr_in6*>(a->ifa_addr)->sin6_addr))
+      v6 = format_addr(a->ifa_addr);
+  }
+  return v6;
 }
 
 }  // namespace fabric

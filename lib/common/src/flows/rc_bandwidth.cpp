@@ -351,7 +351,7 @@ void measure_bandwidth(const bandwidth_plan& plan, const pair_bounds& bounds, ba
     std::vector<std::byte> reply;
   };
   auto link = dial_to_meet(bounds, [&](const wait_limit& meeting) {
-    connected made{prepare_rc_client({plan.addr, "", plan.port}, bandwidth_config(), meeting), nullptr, {}};
+    connected made{prepare_rc_client({plan.addr, plan.source, plan.port}, bandwidth_config(), meeting), nullptr, {}};
     check_write_size(made.c.id.get(), plan.size);
     made.b = std::make_unique<buffers>(made.c.endpoint->pd(), plan.size, true);
     made.b->post_done_recv(made.c.endpoint->qp());

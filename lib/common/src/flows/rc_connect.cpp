@@ -24,7 +24,7 @@ rc_config setup_config() {
 double connect_once(const connect_plan& plan, const wait_limit& limit, const wait_limit& replies,
                     std::span<const std::byte> key, std::string& peer) {
   auto t0 = clock::now();
-  rc_client c = prepare_rc_client({plan.addr, "", plan.port}, setup_config(), limit);
+  rc_client c = prepare_rc_client({plan.addr, plan.source, plan.port}, setup_config(), limit);
   connect_rc(c, replies.next(), key);
   double setup_us = us_since(t0);
   peer = peer_name(c.id.get());

@@ -81,7 +81,7 @@ std::unique_ptr<ud_client> connect_once(const datagram_plan& plan, const wait_li
   q.port_space = RDMA_PS_UDP;
   q.qp_type = IBV_QPT_UD;
   q.lookup_timeout = limit.each();
-  resolved_pair addrs = resolve_pair(q, "");
+  resolved_pair addrs = resolve_pair(q, plan.source);
 
   auto c = std::make_unique<ud_client>();
   c->id = c->channel.create_id(RDMA_PS_UDP);

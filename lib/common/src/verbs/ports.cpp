@@ -219,6 +219,14 @@ std::string port_netdev(const fs::path& sysfs, std::string_view device, unsigned
   return seen == 1 ? only : std::string();
 }
 
+std::optional<int> device_numa_node(const fs::path& sysfs, std::string_view device) {
+  auto text = first_line(device_dir(sysfs, device) / "device" / "numa_node");
+  int node = -1;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), node);
+  if (ec != std::errc() || end != text.data() + text.size() || node < 0 || node > 4095) return std::nullopt;
+  return node;
+}
+
 std::optional<double> pcie_speed_of_text(std::string_view text) noexcept {
   double v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);

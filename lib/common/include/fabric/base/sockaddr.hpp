@@ -44,4 +44,9 @@ void set_sockaddr_port(sockaddr* sa, std::uint16_t port) noexcept;
 /// A GID as rdma-core's tools print it: IPv6 text ("fe80::2", "::ffff:10.0.0.1").
 std::string format_gid(std::span<const std::uint8_t, 16> gid);
 
+/// The address rdma_cm would reach a network device by ("eth1", "ib0"), as
+/// getifaddrs lists it: its IPv4 address, else an IPv6 one that is not
+/// link-local (that needs a scope); empty when it has none.
+std::string interface_address(const std::string& netdev);
+
 }  // namespace fabric

@@ -63,6 +63,7 @@ struct bandwidth_plan {
   std::uint64_t count = 0;       ///< writes per direction; 0: write for `duration`
   std::chrono::milliseconds duration{1000};
   bool bidirectional = true;     ///< the server writes too, at the same time
+  std::string source;            ///< client: the local address to leave from (empty: the route's)
 };
 
 /// One direction's writes, as its writer measured them.

@@ -20,6 +20,7 @@ struct connect_plan {
   std::string addr;            ///< server address (client), or the address to listen on (server; empty: any)
   std::uint16_t port = 0;
   std::uint64_t count = 10;    ///< connections
+  std::string source;            ///< client: the local address to leave from (empty: the route's)
 };
 
 /// What one side saw.

@@ -23,6 +23,7 @@ struct datagram_plan {
   std::uint32_t size = 64;     ///< bytes per datagram, at least 8 (its number), at most the path MTU
   std::uint64_t count = 100;   ///< datagrams
   std::chrono::milliseconds reply_timeout{250};  ///< the client's wait for each reply
+  std::string source;            ///< client: the local address to leave from (empty: the route's)
 };
 
 /// What one side saw.

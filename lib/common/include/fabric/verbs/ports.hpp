@@ -85,6 +85,11 @@ std::vector<port_info> all_ports(const std::filesystem::path& sysfs = default_sy
 /// function whose dev_port is the port's (IPoIB, as rdma-core's ibdev2netdev).
 std::string port_netdev(const std::filesystem::path& sysfs, std::string_view device, unsigned port);
 
+/// The NUMA node of an RDMA device's PCI function (sysfs
+/// class/infiniband/DEVICE/device/numa_node); nullopt when the device has
+/// none (rxe, siw), or the kernel says -1 (one node, or none known).
+std::optional<int> device_numa_node(const std::filesystem::path& sysfs, std::string_view device);
+
 /// The PCIe link of an RDMA device's PCI function, as sysfs reports it.
 /// A figure the kernel does not give (or gives as "Unknown", or width 0)
 /// is nullopt.
