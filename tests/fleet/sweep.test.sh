@@ -429,6 +429,21 @@ again = [(p["server"], p["client"], p["server_rail"], p["client_rail"]) for p in
 assert ("fabric-c", "fabric-d", "rxe1", "rxe1") in again, again
 assert ("fabric-c", "fabric-d", "rxe0", "rxe0") not in again, again
 PY
+# The report of those lines names the rail and nothing else: a plane per
+# rail, judged by the rails' common bar.
+"$SWEEP" report -j "$WORK/rails-bw.jsonl" >"$WORK/rails-bw.report" 2>/dev/null
+check "report of every rail: c-d on rxe1 alone is bad, rxe1 the worst rail" python3 - "$WORK/rails-bw.report" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+bad = [(r["a"], r["b"], r["a_rail"], r["b_rail"]) for r in d["results"] if r["state"] != "ok"]
+assert bad == [("fabric-c", "fabric-d", "rxe1", "rxe1")], bad
+assert d["summary"]["rail_names"] == ["rxe0", "rxe1"] and d["summary"]["worst_rails"] == [{"rail": "rxe1", "bad_pairs": 1}], d["summary"]
+assert d["exit_code"] == 1 and d["summary"]["pairs"] == 12, d["summary"]
+PY
+check "report of every rail: a valid document" json_check "$WORK/rails-bw.report" 'd["summary"]["check"] == "bw"'
+"$SWEEP" report "$WORK/rails-bw.jsonl" >"$WORK/rails-bw.text" 2>&1
+check "report of every rail: the text names the pair on its rail" grep -q "fabric-c <-> fabric-d on rail rxe1: " "$WORK/rails-bw.text"
+expect_rc 0 "report --rail rxe0: the other rail passes, judged by the common bar" "$SWEEP" report -j --rail rxe0 "$WORK/rails-bw.jsonl"
 echo "    | --rails auto --check bw, one rail throttled: $((SECONDS - t0))s"
 
 t1=$SECONDS
@@ -465,6 +480,19 @@ for host, r in got.items():
         assert not r["ok"] and "rxe1" in r["error"] and "no RDMA device" in r["error"], r
     else:
         assert r["ok"] and r["pings"] == 20, r
+PY
+"$SWEEP" report -j "$WORK/rails-gone.jsonl" >"$WORK/rails-gone.report" 2>/dev/null
+"$SWEEP" report -j "$WORK/rails-intra.jsonl" >"$WORK/rails-intra.report" 2>/dev/null
+check "report: fabric-b's three rxe1 pairs failed, b the worst host, rxe1 the worst rail; intra: b's own rails" \
+  python3 - "$WORK/rails-gone.report" "$WORK/rails-intra.report" <<'PY'
+import json, sys
+gone, intra = (json.load(open(f)) for f in sys.argv[1:3])
+bad = sorted((r["a"], r["b"], r["a_rail"]) for r in gone["results"] if r["state"] != "ok")
+assert bad == [("fabric-a", "fabric-b", "rxe1"), ("fabric-b", "fabric-c", "rxe1"), ("fabric-b", "fabric-d", "rxe1")], bad
+assert gone["summary"]["worst_hosts"][0]["host"] == "fabric-b" and gone["summary"]["worst_rails"][0]["rail"] == "rxe1", gone["summary"]
+bad = [(r["a"], r["b"], r["state"]) for r in intra["results"] if r["state"] != "ok"]
+assert bad == [("fabric-b/rxe0", "fabric-b/rxe1", "failed")], bad
+assert intra["summary"]["pairs"] == 4 and intra["summary"]["check"] == "intra", intra["summary"]
 PY
 echo "    | a rail's device removed, and --check intra: $((SECONDS - t1))s"
 
