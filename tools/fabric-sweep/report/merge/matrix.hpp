@@ -89,6 +89,9 @@ struct matrix {
   /// the data rate the judge takes from it (data_rate_gbps).
   std::vector<std::optional<port_rate>> ports;
   std::vector<std::optional<double>> data_rates;
+  /// Each host's port in the InfiniBand subnet, as its lines said it (its
+  /// adapter, else its pair lines): what finds it on a fabric document.
+  std::vector<port_ids> subnet_ports;
 
   [[nodiscard]] std::size_t count(pair_state s) const noexcept { return counts[static_cast<int>(s)]; }
   /// The pairs the run meant to meet: all but the unplanned.
