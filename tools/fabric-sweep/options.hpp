@@ -63,6 +63,10 @@ struct report_options {
   std::string csv;                 ///< --csv FILE: one row per pair
   std::string outliers;            ///< --outliers FILE: the bad pairs as ROUND HOSTA HOSTB lines
   std::string topology;            ///< --topology FILE: Slurm's topology.conf, the page's groups
+  /// --fabric FILE, once or twice: fabric documents (discover), the first
+  /// taken before the sweep, the second after it.
+  std::vector<std::string> fabric;
+  std::string suspects_csv;        ///< --suspects-csv FILE: one row per suspect link
   verdict_given given;             ///< the verdict's options given after "report"
 };
 

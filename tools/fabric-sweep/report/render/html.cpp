@@ -9,6 +9,8 @@
 #include "fabric-sweep/report/judge/judge.hpp"
 #include "fabric-sweep/report/render/render.hpp"
 
+#include "fabric-sweep/discover/subnet.hpp"
+
 #include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
 
@@ -104,6 +106,17 @@ int label_overhang(const Names& names, int font) {
   return static_cast<int>(longest) * font * 3 / 10;
 }
 
+/// "suspect link #1: leaf03 port 6 - spine02 port 3" for a pair a suspect
+/// link explains (report --fabric); empty for any other.
+std::string suspect_words(const matrix& m, const merged_pair& p) {
+  if (!m.located || m.located->suspect_of.empty()) return {};
+  auto i = static_cast<std::size_t>(&p - m.pairs.data());
+  const auto* s = m.located->explaining(i);
+  if (s == nullptr) return {};
+  auto rank = static_cast<std::size_t>(s - m.located->found.suspects.data()) + 1;
+  return fmt::format("suspect link #{}: {}", rank, escape(locate::link_name(*s)));
+}
+
 std::string pair_title(const matrix& m, const merged_pair& p) {
   std::string t = fmt::format("{} &#x2194; {}: {}", escape(m.hosts[p.a]), escape(m.hosts[p.b]), state_name(p.state));
   if (const auto* l = p.latency()) t += fmt::format(", p50 {:.1f} &#xb5;s, p99 {:.1f} &#xb5;s", l->p50, l->p99);
@@ -111,6 +124,7 @@ std::string pair_title(const matrix& m, const merged_pair& p) {
   if (auto d = p.b_to_a()) t += fmt::format(", {} to {} {} Gb/s", escape(m.hosts[p.b]), escape(m.hosts[p.a]), gbps_text(d->gbps));
   if (p.state == pair_state::failed) t += ": " + escape(m.error_of(p));
   if (p.first_p50_us) t += fmt::format(" (re-tested; first p50 {:.1f} &#xb5;s)", *p.first_p50_us);
+  if (auto named = suspect_words(m, p); !named.empty()) t += "; " + named;
   return t;
 }
 
@@ -255,11 +269,60 @@ std::string bad_rows(const matrix& m, std::size_t most, std::size_t& shown) {
     if (shown == most) break;
     ++shown;
     auto f = p.figure();
-    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(m.hosts[p.a]),
+    rows += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>{}</tr>\n", escape(m.hosts[p.a]),
                         escape(m.hosts[p.b]), state_name(p.state), f ? figure_text(m, *f) : std::string(),
-                        escape(p.state == pair_state::failed ? m.error_of(p) : std::string()));
+                        escape(p.state == pair_state::failed ? m.error_of(p) : std::string()),
+                        m.located ? fmt::format("<td>{}</td>", suspect_words(m, p)) : std::string());
   }
   return rows;
+}
+
+/// The suspect links (report --fabric), worst first, a row each; then the
+/// same by switch: each switch with a suspect port, and its ports, the
+/// switch of the best-ranked suspect first.
+std::string suspects_html(const matrix& m) {
+  if (!m.located) return {};
+  const auto& suspects = m.located->found.suspects;
+  std::string out = fmt::format("<h2 id=\"suspects\">Suspect links: {}</h2>\n<p>On the fabric: {}.</p>\n", suspects.size(),
+                                escape(located_words(m)));
+  if (suspects.empty()) return out + "<p>No link explains the bad pairs, and none has evidence of its own.</p>\n";
+  std::string head = "<th>#</th><th>link</th>";
+  for (const auto& f : suspect_fields()) head += fmt::format("<th>{}</th>", escape(f.title));
+  std::string rows;
+  // Each switch's suspect ports: its name, then (rank, port, far end).
+  std::vector<std::pair<std::uint64_t, std::string>> switches;
+  std::vector<std::vector<std::string>> ports;
+  for (std::size_t i = 0; i < suspects.size(); ++i) {
+    const auto& s = suspects[i];
+    rows += fmt::format("<tr><td>{}</td><td>{}</td>", i + 1, escape(locate::link_name(s)));
+    for (const auto& f : suspect_fields()) rows += fmt::format("<td>{}</td>", f.said(s) ? escape(f.text(s)) : std::string());
+    rows += "</tr>\n";
+    for (std::size_t side = 0; side < 2; ++side) {
+      const auto& e = s.ends[side];
+      if (e.type != subnet::node_type::switch_node) continue;
+      auto it = std::find_if(switches.begin(), switches.end(), [&](const auto& w) { return w.first == e.node_guid; });
+      if (it == switches.end()) {
+        switches.emplace_back(e.node_guid, e.description.empty() ? subnet::guid_text(e.node_guid) : e.description);
+        ports.emplace_back();
+        it = switches.end() - 1;
+      }
+      const auto& far = s.ends[1 - side];
+      ports[static_cast<std::size_t>(it - switches.begin())].push_back(
+          fmt::format("port {} (#{}, to {} port {})", e.port, i + 1,
+                      far.description.empty() ? subnet::guid_text(far.node_guid) : far.description, far.port));
+    }
+  }
+  out += fmt::format("<table id=\"suspect-links\"><thead><tr>{}</tr></thead><tbody>\n{}</tbody></table>\n", head, rows);
+  if (switches.empty()) return out;
+  out += "<h3>By switch</h3>\n<table id=\"by-switch\"><thead><tr><th>switch</th><th>node GUID</th><th>suspect ports</th></tr>"
+         "</thead><tbody>\n";
+  for (std::size_t w = 0; w < switches.size(); ++w) {
+    std::string list;
+    for (const auto& p : ports[w]) list += (list.empty() ? "" : "; ") + escape(p);
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(switches[w].second),
+                       subnet::guid_text(switches[w].first), list);
+  }
+  return out + "</tbody></table>\n";
 }
 
 constexpr std::string_view filter_script = R"x(<script>
@@ -346,11 +409,11 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     table = fmt::format(
         R"x(<h2>Bad pairs: {}</h2>
 <p>{}{}</p>
-<table id="bad"><thead><tr><th>a</th><th>b</th><th>state</th><th>figure</th><th>error</th></tr></thead><tbody>
+<table id="bad"><thead><tr><th>a</th><th>b</th><th>state</th><th>figure</th><th>error</th>{}</tr></thead><tbody>
 {}</tbody></table>
 )x",
         bad, shown < bad ? fmt::format("The first {} of them (report --csv writes every pair). ", shown) : std::string(), filter,
-        rows);
+        m.located ? "<th>explained by</th>" : "", rows);
   }
   // Where to look first, above the map: the worst hosts, a line or a few.
   std::string worst;
@@ -379,7 +442,7 @@ std::string html_page(const matrix& m, const page_context& ctx) {
 <p id="options">Options: <code>{}</code></p>
 <p>{} ok, {} slow, {} failed, {} not reported. {}</p>
 <p id="worst">Worst hosts: {}.</p>
-{}
+{}{}
 {}
 {}
 <h2>Notes</h2><ul>{}</ul>
@@ -387,7 +450,8 @@ std::string html_page(const matrix& m, const page_context& ctx) {
 )x",
                      n, n, m.planned(), check_name(m.check), when.empty() ? "time of the run unknown" : when,
                      escape(ctx.options), m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
-                     m.count(pair_state::missing), figures, worst.empty() ? "none" : worst, legend, body, table,
+                     m.count(pair_state::missing), figures, worst.empty() ? "none" : worst, suspects_html(m),
+                     m.fabric_check() ? std::string() : legend, m.fabric_check() ? std::string() : body, table,
                      notes.empty() ? "<li>none</li>" : notes, overview ? filter_script : std::string_view());
 }
 
