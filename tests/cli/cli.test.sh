@@ -27,6 +27,23 @@ run() {
   rc=0
   timeout -k 2 30 "$BIN/$1" "${@:2}" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
 }
+# interrupted SIGNAL CMD...: CMD in the background, sent SIGNAL a second
+# later; its status in $rc, the milliseconds it took to end in $took. The
+# process $feeder (what writes its input) is ended after it.
+interrupted() {
+  local signal=$1 pid t0
+  shift
+  "$@" >/dev/null 2>&1 &
+  pid=$!
+  sleep 1
+  t0=$(date +%s%N)
+  kill "-$signal" "$pid"
+  rc=0
+  wait "$pid" || rc=$?
+  took=$((($(date +%s%N) - t0) / 1000000))
+  kill "$feeder" 2>/dev/null
+  wait "$feeder" 2>/dev/null
+}
 valid_document() { "$VALIDATE" "$WORK/out" 2>&1 | head -n 20 >&2; "$VALIDATE" "$WORK/out" 2>/dev/null; }
 valid_lines() { "$VALIDATE" --lines "$WORK/out" 2>/dev/null; }
 doc() { /usr/bin/python3 -c "import json,sys; d=json.load(open('$WORK/out')); sys.exit(0 if ($1) else 1)"; }
@@ -332,6 +349,8 @@ check "fabric-sweep health --device , -j: -j is no device name" test "$rc" -eq 2
 run fabric-sweep report --csv "$WORK/page/pairs.csv" --outliers "$WORK/page/again.txt" \
   --prometheus "$WORK/page/$(printf 'p%.0s' $(seq 245)).prom" -j "$WORK/twelve.jsonl"
 check "fabric-sweep report -j of 12 hosts: exit 1, a valid document" valid_document
+check "fabric-sweep report -j: schema version 2, its count of passed pairs summary.passed, no summary.ok" \
+  doc 'd["schema"] == "fabric-toolkit/fabric-sweep/2" and isinstance(d["summary"]["passed"], int) and "ok" not in d["summary"]'
 check "fabric-sweep report -j: a slow host, a dead one, a lossy pair" \
   doc 'd["summary"]["slow"] == 10 and d["summary"]["failed"] == 12 and d["summary"]["run"] == "run-1" and not d["summary"]["notes"][:-1]'
 check "fabric-sweep report --csv: a header and a row per pair" test "$(wc -l <"$WORK/page/pairs.csv")" -eq 67
@@ -345,6 +364,44 @@ for r, a, b in rows:
 assert all(len(v) == len(set(v)) for v in busy.values()), busy
 PY
 check "fabric-sweep report --prometheus: a name of 250 bytes is written" test -s "$WORK/page/$(printf 'p%.0s' $(seq 245)).prom"
+# report new.jsonl old-docs.jsonl: the old run's documents, saved with -j
+# (indented, no time), take no time from the new run's lines, which stay
+# the latest run.
+"$LINES" 6 --run r2 --labels none --time 2e9 -o "$WORK/new.jsonl"
+"$LINES" 6 --run r1 --labels none --time 1.9e9 --dead node0003 | /usr/bin/python3 -c '
+import json, sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if "event" not in d:
+        print(json.dumps(d, indent=2))' >"$WORK/old-docs.jsonl"
+run fabric-sweep report -j "$WORK/new.jsonl" "$WORK/old-docs.jsonl"
+check "fabric-sweep report new.jsonl old-docs.jsonl: the new run is the latest, all passed (exit 0)" \
+  doc 'd["summary"]["run"] == "r2" and d["summary"]["earlier_runs"] == 1 and d["summary"]["failed"] == 0 and d["exit_code"] == 0'
+# A --pairs file is read as it comes: endless blank lines still hear
+# SIGTERM, and an endless word is refused at once, its memory never held
+# (a rank once ignored SIGTERM for minutes, and took 1.85 GB for a word).
+mkfifo "$WORK/pairs-fifo"
+yes '' >"$WORK/pairs-fifo" 2>/dev/null &
+feeder=$!
+interrupted TERM "$BIN/fabric-sweep" --hosts a,b --rank 1 --address 127.0.0.1 --timeout 400 --pairs "$WORK/pairs-fifo"
+check "fabric-sweep --pairs of endless blank lines, SIGTERM: exit 130 within a second (${took} ms)" \
+  test "$rc" -eq 130 -a "$took" -lt 1000
+tr '\0' x </dev/zero >"$WORK/pairs-fifo" 2>/dev/null &
+feeder=$!
+run fabric-sweep --hosts a,b --rank 1 --address 127.0.0.1 --timeout 400 --pairs "$WORK/pairs-fifo"
+kill "$feeder" 2>/dev/null
+wait "$feeder" 2>/dev/null
+check "fabric-sweep --pairs of an endless word: a usage error (2) at once, naming the line" \
+  test "$rc" -eq 2 -a -n "$(grep -F -e "pairs-fifo:1: a word longer than 255 bytes" "$WORK/err")"
+# report --check of a check the lines do not have: a usage error that
+# says what they have (it once said "28 missing" and failed as a sweep).
+"$LINES" 8 -o "$WORK/ping8.jsonl"
+run fabric-sweep report --check bw "$WORK/ping8.jsonl"
+check "fabric-sweep report --check bw of ping lines: exit 2, one line naming what the input has" \
+  test "$rc" -eq 2 -a "$(wc -l <"$WORK/err")" -eq 1 -a -n "$(grep -F -e "--check bw: the input has no bw pair lines, only pair lines of ping (112)" "$WORK/err")"
+run fabric-sweep report -j --check bw "$WORK/ping8.jsonl"
+check "fabric-sweep report -j --check bw of ping lines: a valid document of the usage error" \
+  doc 'd["exit_code"] == 2 and "no bw pair lines" in d["error"]'
 # The meeting before the first round, on loopback: rank 0 holds every
 # rank's connection until it answers them all, more than a soft limit of
 # 48 open files allows; it raises the limit (within the hard one) and hears
@@ -375,16 +432,7 @@ mkdir -m 700 "$WORK/int"
 mkfifo "$WORK/fifo"
 (cat "$WORK/twelve.jsonl"; sleep 20) >"$WORK/fifo" &
 feeder=$!
-"$BIN/fabric-sweep" report --html "$WORK/int/page.html" --csv "$WORK/int/pairs.csv" "$WORK/fifo" >/dev/null 2>&1 &
-reporter=$!
-sleep 1
-t0=$(date +%s%N)
-kill -INT "$reporter"
-rc=0
-wait "$reporter" || rc=$?
-took=$((($(date +%s%N) - t0) / 1000000))
-kill "$feeder" 2>/dev/null
-wait "$feeder" 2>/dev/null
+interrupted INT "$BIN/fabric-sweep" report --html "$WORK/int/page.html" --csv "$WORK/int/pairs.csv" "$WORK/fifo"
 check "fabric-sweep report, SIGINT while reading: exit 130 within a second (${took} ms)" test "$rc" -eq 130 -a "$took" -lt 1000
 check "fabric-sweep report, SIGINT: no file written, none half-written" test -z "$(ls -A "$WORK/int")"
 # Ctrl-C while a slow reader holds the document's results back: the

@@ -1,7 +1,7 @@
 """Validation of the toolkit's JSON output against its schemas.
 
 Every document and every --json=lines line names its schema in its
-"schema" key (fabric-toolkit/TOOL/1); it is checked against
+"schema" key (fabric-toolkit/TOOL/N, N its version); it is checked against
 schemas/TOOL.schema.json, which builds on schemas/common.schema.json.
 A field that a schema does not declare fails the check.
 """
@@ -49,7 +49,7 @@ def problems(obj):
     """The schema violations of one document or event line, as strings."""
     if not isinstance(obj, dict):
         return ["not a JSON object"]
-    m = re.fullmatch(r"fabric-toolkit/([a-z][a-z_-]*)/1", str(obj.get("schema", "")))
+    m = re.fullmatch(r"fabric-toolkit/([a-z][a-z_-]*)/[1-9][0-9]*", str(obj.get("schema", "")))
     if not m:
         return [f"no valid schema key: {obj.get('schema')!r}"]
     v = _validator(m.group(1), "event" if "event" in obj else "document")

@@ -75,6 +75,9 @@ TEST(cli, document_has_every_common_key) {
                         "summary"})
     EXPECT_TRUE(d.contains(k)) << k;
   EXPECT_EQ(d["schema"], "fabric-toolkit/rping/1");
+  // fabric-sweep's report's summary.ok, a count, became summary.passed:
+  // its version moved, so that a script reading the old key can tell.
+  EXPECT_EQ(fabric::schema_name("fabric-sweep"), "fabric-toolkit/fabric-sweep/2");
   EXPECT_EQ(d["exit_code"], 6);
   EXPECT_EQ(d["ok"], false);
   EXPECT_EQ(d["error"], "no answer");
@@ -123,6 +126,26 @@ TEST(console, peer_bytes_are_made_safe_for_a_terminal) {
   EXPECT_EQ(fabric::printable(std::string_view("\0z", 2)), "\\x00z");
 }
 
+TEST(text, utf8_text_stays_itself_and_only_what_controls_a_terminal_is_escaped) {
+  EXPECT_EQ(fabric::printable_utf8("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x94\xa5"), "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x94\xa5");
+  EXPECT_EQ(fabric::printable("caf\xc3\xa9"), "caf\\xc3\\xa9") << "printable stays ASCII";
+  // Control characters (C0, DEL, C1), bytes that are not UTF-8 (a stray
+  // byte, an overlong form, a surrogate, a sequence cut off), and marks
+  // that reorder a line (U+202E) or break it (U+2028).
+  EXPECT_EQ(fabric::printable_utf8("a\x1b[2Jb\n\x7f"), "a\\x1b[2Jb\\x0a\\x7f");
+  EXPECT_EQ(fabric::printable_utf8("\xc2\x9b" "1m"), "\\xc2\\x9b" "1m");
+  EXPECT_EQ(fabric::printable_utf8("\xff\xc0\xaf\xed\xa0\x80\xe6\x97"), "\\xff\\xc0\\xaf\\xed\\xa0\\x80\\xe6\\x97");
+  EXPECT_EQ(fabric::printable_utf8("abc\xe2\x80\xaegpj.exe \xe2\x80\xa8"), "abc\\xe2\\x80\\xaegpj.exe \\xe2\\x80\\xa8");
+  EXPECT_EQ(fabric::printable_utf8(std::string_view("\0z", 2)), "\\x00z");
+  auto once = fabric::printable_utf8("x\xff\x1b\xc3\xa9");
+  EXPECT_EQ(fabric::printable_utf8(once), once) << "escaping twice changes nothing";
+  EXPECT_EQ(fabric::columns("caf\xc3\xa9"), 4u);
+  EXPECT_EQ(fabric::columns("\xe6\x97\xa5\xe6\x9c\xac"), 4u) << "a wide character is two columns";
+  EXPECT_EQ(fabric::columns(""), 0u);
+  EXPECT_EQ(fabric::utf8_sequence(""), 0u);
+  EXPECT_EQ(fabric::utf8_sequence("\xf0\x9f\x94\xa5!"), 4u);
+}
+
 TEST(text, a_long_message_keeps_its_head_and_tail_within_its_bound) {
   EXPECT_EQ(fabric::shortened("short", 1024), "short");
   std::string quoted = "--count: " + std::string(100000, '7') + " is out of range 0-1073741824";
@@ -132,6 +155,14 @@ TEST(text, a_long_message_keeps_its_head_and_tail_within_its_bound) {
   EXPECT_TRUE(cut.ends_with("777 is out of range 0-1073741824"));
   auto left_out = quoted.size() - (1024 - std::string(" [98998 bytes left out] ").size());
   EXPECT_NE(cut.find(fmt::format(" [{} bytes left out] ", left_out)), std::string::npos) << cut;
+}
+
+TEST(text, a_count_of_one_is_singular_any_other_plural) {
+  EXPECT_EQ(fabric::counted(1, "line"), "1 line");
+  EXPECT_EQ(fabric::counted(0, "line"), "0 lines");
+  EXPECT_EQ(fabric::counted(28, "pair line"), "28 pair lines");
+  EXPECT_EQ(fabric::counted(2, "run has", "runs have"), "2 runs have");
+  EXPECT_EQ(fabric::counted(1, "run has", "runs have"), "1 run has");
 }
 
 TEST(text, a_whole_number_is_decimal_digits_alone_within_its_type) {

@@ -3,6 +3,8 @@
 // page, the gauges). The verdict's rules: sweep_verdict_test.cpp.
 #include "fabric-sweep/report/report.hpp"
 
+#include "fabric/base/text.hpp"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -79,6 +81,70 @@ TEST(sweep_report_hostile, a_failure_whose_bytes_are_not_utf8_is_kept_and_its_by
   EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::test_failed);
 }
 
+TEST(sweep_report_hostile, a_host_name_of_100_kb_is_no_hosts_and_makes_no_huge_table) {
+  // One name of 100 KB among 100 hosts made a text table of 1 GB.
+  std::vector<std::string> names;
+  for (int i = 1; i < 100; ++i) names.push_back(fmt::format("h{}", i));
+  names.push_back(std::string(100'000, 'x'));
+  std::vector<std::string> lines{nlohmann::json{{"tool", "fabric-sweep"},
+                                                {"event", "started"},
+                                                {"started", {{"host", "h1"}, {"hosts", names}, {"peers", {names.back()}}}}}
+                                     .dump()};
+  for (std::size_t a = 0; a < names.size(); ++a)
+    for (std::size_t b = a + 1; b < names.size(); ++b) lines.push_back(line(names[a], names[b], true, 20));
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_EQ(m.hosts.size(), 99u);
+  EXPECT_EQ(m.count(pair_state::ok), 99u * 98 / 2);
+  EXPECT_TRUE(has_note(m, "99 pair lines naming a host of more than 255 bytes (no host's name is that long) were skipped"))
+      << ::testing::PrintToString(m.notes);
+  EXPECT_LT(sweep::format_matrix(m).size(), 100'000u);
+  // A name of 255 bytes is a host's.
+  auto longest = std::string(255, 'y');
+  EXPECT_EQ(sweep::merge({line("a", longest, true, 20)}, defaults).hosts, (std::vector<std::string>{"a", longest}));
+}
+
+TEST(sweep_report_hostile, a_lone_surrogate_in_a_name_is_read_as_text_and_counted) {
+  // "z\ud800" (no character) made simdjson refuse each line naming it: the
+  // host's failed pairs were dropped and the report passed.
+  auto lone = [](std::string text) {
+    auto at = text.find("zq");
+    return text.replace(at, 2, "z\\ud800");
+  };
+  auto paired = [](std::string text) {  // a surrogate pair is a character
+    auto at = text.find("zq");
+    return text.replace(at, 2, "y\\ud83d\\udd25");
+  };
+  auto m = sweep::merge({line("a", "b", true, 20), lone(line("a", "zq", false, 0)), lone(line("b", "zq", false, 0)),
+                         paired(line("a", "zq", true, 20)), line("a", "e\\ud800", true, 20)},
+                        defaults);
+  EXPECT_NE(std::find(m.hosts.begin(), m.hosts.end(), "z\\ud800"), m.hosts.end()) << ::testing::PrintToString(m.hosts);
+  EXPECT_NE(std::find(m.hosts.begin(), m.hosts.end(), "y\xf0\x9f\x94\xa5"), m.hosts.end()) << ::testing::PrintToString(m.hosts);
+  EXPECT_NE(std::find(m.hosts.begin(), m.hosts.end(), "e\\ud800"), m.hosts.end()) << "an escaped backslash is no escape";
+  EXPECT_EQ(pair_of(m, "a", "z\\ud800").state, pair_state::failed);
+  EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::test_failed);
+  EXPECT_TRUE(has_note(m, "2 lines had a UTF-16 surrogate escape without its other half (\\ud800: no character), read as "
+                          "that text"))
+      << ::testing::PrintToString(m.notes);
+  EXPECT_FALSE(has_note(m, "not the sweep's")) << ::testing::PrintToString(m.notes);
+}
+
+TEST(sweep_report_hostile, a_side_that_says_a_meeting_again_otherwise_is_noted) {
+  // The same line twice (a rank's event, then its document): no note.
+  auto same = sweep::merge({line("a", "b", true, 20), line("a", "b", true, 20), line("a", "b", true, 0, {}, "server"),
+                            line("a", "b", true, 0, {}, "server")},
+                           defaults);
+  EXPECT_TRUE(same.notes.empty()) << ::testing::PrintToString(same.notes);
+  // The client's word on round 1 of a-b, then other words on the same
+  // meeting: other figures, and a failure. Each once gave no note.
+  auto m = sweep::merge({line("a", "b", true, 20), line("a", "b", true, 90), line("a", "c", true, 20),
+                         line("a", "c", false, 0), line("b", "c", false, 0), line("b", "c", false, 0, {{"error", "other"}})},
+                        defaults);
+  EXPECT_TRUE(has_note(m, "3 pair lines gave a side's word on a meeting of a pair again, with other words than before"))
+      << ::testing::PrintToString(m.notes);
+  EXPECT_EQ(pair_of(m, "a", "c").state, pair_state::failed) << "a failure of either stands";
+  EXPECT_DOUBLE_EQ(pair_of(m, "a", "b").latency()->p50, 90) << "else the later figures";
+}
+
 TEST(sweep_report_hostile, a_failure_of_megabytes_is_kept_as_its_head_and_tail) {
   auto failed = line("a", "e", false, 0);
   failed.replace(failed.find("timed out"), 9, "lost " + std::string(2'000'000, 'x') + " link");
@@ -110,6 +176,27 @@ TEST(sweep_report_hostile, the_tools_own_outliers_events_are_the_sweeps) {
                           {"outliers", {{"error", nullptr}, {"retest_pairs", nlohmann::json::array()}}}};
   auto m = sweep::merge({"0: " + outliers.dump(), line("a", "b", true, 10)}, defaults);
   EXPECT_TRUE(m.notes.empty()) << ::testing::PrintToString(m.notes);
+}
+
+TEST(sweep_report_hostile, a_count_of_one_is_singular_in_every_note) {
+  // "1 lines were not the sweep's": each count of one, once.
+  auto malformed = nlohmann::json::parse(line("a", "c", true, 10));
+  malformed["result"]["round"] = "1";
+  auto orphan = nlohmann::json::parse(line("a", "b", true, 10));
+  orphan["result"]["run"] = nullptr;
+  auto m = sweep::merge({"not JSON", malformed.dump(), line("a", "c", true, 11), line("a", "c", true, 10, {{"check", "ud"}}),
+                         orphan.dump(),
+                         nlohmann::json{{"tool", "fabric-sweep"}, {"event", "started"}, {"started", {{"hosts", {"a", "b", "c"}}}}}
+                             .dump()},
+                        defaults);
+  for (const char* said : {"1 line was not the sweep's and was skipped",
+                           "1 pair line of a wrong shape (a field of the wrong type or value) was skipped",
+                           "1 pair line of other checks than ping was skipped", "1 line without a run id was taken",
+                           "1 of 3 pairs was reported by neither side"})
+    EXPECT_TRUE(has_note(m, said)) << said << "\n" << ::testing::PrintToString(m.notes);
+  for (const auto& n : m.notes)
+    for (const char* plural : {"1 lines", "1 pairs", "1 pair lines", "1 hosts", "1 runs"})
+      EXPECT_EQ(n.find(plural), std::string::npos) << n;
 }
 
 TEST(sweep_report_lines, over_long_lines_are_skipped_and_pieces_joined) {
@@ -162,12 +249,78 @@ TEST(sweep_report_runs, the_latest_run_is_kept_and_an_old_failure_does_not_stick
   EXPECT_EQ(*m.run.id, "r2");
   EXPECT_EQ(m.run.earlier_runs, 1u);
   EXPECT_EQ(m.run.earlier_lines, 4u);
-  EXPECT_TRUE(has_note(m, "the latest run (r2) is reported: 4 lines of 1 earlier runs were skipped"))
+  EXPECT_TRUE(has_note(m, "the latest run (r2) is reported: 4 lines of 1 earlier run were skipped"))
       << ::testing::PrintToString(m.notes);
   // Lines of a version without runs: one unnamed run, as before.
   auto old = sweep::merge({line("a", "b", true, 10)}, defaults);
   EXPECT_FALSE(old.run.id);
   EXPECT_EQ(old.run.earlier_runs, 0u);
+}
+
+/// A pair line of run `run` at unix time `t`.
+std::string timed(const std::string& text, const char* run, double t) {
+  auto j = nlohmann::json::parse(text);
+  j["time"] = t;
+  j["result"]["run"] = run;
+  return j.dump();
+}
+
+/// A rank's document of run `run`, without a time (printed with -j), its
+/// results these pair lines' pairs.
+std::string document(const char* run, const std::vector<std::string>& pairs) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& p : pairs) results.push_back(nlohmann::json::parse(p)["result"]);
+  return nlohmann::json{{"tool", "fabric-sweep"}, {"role", "rank"},     {"ok", true},
+                        {"error", nullptr},       {"results", results}, {"summary", {{"run", run}}}}
+      .dump();
+}
+
+std::string started_at(const char* run, double t) {
+  return nlohmann::json{{"tool", "fabric-sweep"},
+                        {"event", "started"},
+                        {"time", t},
+                        {"started", {{"run", run}, {"host", "a"}, {"hosts", {"a", "b", "c"}}}}}
+      .dump();
+}
+
+TEST(sweep_report_runs, a_document_without_a_time_borrows_none_from_another_input_or_run) {
+  // report new.jsonl old-docs.jsonl: the new run's lines, then the old
+  // run's documents saved with -j (no time). They once took the new run's
+  // start, and the old run was reported as the latest.
+  std::vector<std::string> fresh{started_at("r2", 2000), timed(line("a", "b", true, 10), "r2", 2001),
+                                 timed(line("a", "c", true, 10), "r2", 2001), timed(line("b", "c", true, 10), "r2", 2002)};
+  std::vector<std::string> old{document("r1", {line("a", "b", false, 0), line("a", "c", true, 10)}),
+                               document("r1", {line("b", "c", false, 0)})};
+  auto m = sweep::merge_inputs({fresh, old}, defaults);
+  ASSERT_TRUE(m.run.id);
+  EXPECT_EQ(*m.run.id, "r2");
+  EXPECT_EQ(m.run.started, 2000);
+  EXPECT_EQ(m.run.earlier_runs, 1u);
+  EXPECT_EQ(m.count(pair_state::ok), 3u);
+  // One input, one label, the two runs' lines interleaved: the new run's
+  // document is as old as its own last event, not the old run's.
+  auto interleaved = sweep::merge({"0: " + started_at("r2", 200), "0: " + timed(line("a", "b", true, 10), "r1", 100),
+                                   "0: " + document("r2", {line("a", "b", false, 0)})},
+                                  defaults);
+  ASSERT_TRUE(interleaved.run.id);
+  EXPECT_EQ(*interleaved.run.id, "r2");
+  EXPECT_EQ(pair_of(interleaved, "a", "b").state, pair_state::failed);
+}
+
+TEST(sweep_report_runs, a_later_run_without_pair_lines_yet_is_not_an_earlier_one) {
+  // r2 has started (its started events came) and no pair has ended yet:
+  // r1's pairs are reported, and r2 is named for what it is.
+  auto m = sweep::merge({timed(line("a", "b", true, 10), "r1", 100), timed(line("a", "c", true, 10), "r1", 100),
+                         timed(line("b", "c", true, 10), "r1", 101), started_at("r2", 200), started_at("r2", 200)},
+                        defaults);
+  ASSERT_TRUE(m.run.id);
+  EXPECT_EQ(*m.run.id, "r1");
+  EXPECT_EQ(m.run.earlier_runs, 0u);
+  EXPECT_EQ(m.run.later_runs, 1u);
+  EXPECT_FALSE(has_note(m, "earlier")) << ::testing::PrintToString(m.notes);
+  EXPECT_TRUE(has_note(m, "1 later run (r2) has no ping pair lines (a sweep under way, or another check's): its 2 lines "
+                          "were skipped"))
+      << ::testing::PrintToString(m.notes);
 }
 
 /// The worst hosts of a fleet of `n` hosts h1..hn whose bad pairs are `bad`.
@@ -238,34 +391,99 @@ TEST(sweep_report_worst, a_dead_hosts_failed_pairs_are_one_line) {
       << text;
 }
 
+/// The lines of `text` that start with `head`.
+std::vector<std::string> lines_of(const std::string& text, std::string_view head) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (l.starts_with(head)) out.push_back(l);
+  return out;
+}
+
+TEST(sweep_report_worst, above_100_hosts_a_lone_slow_link_is_named) {
+  // 150 hosts, one slow link: the lines once said only "1 slow".
+  std::vector<std::string> lines;
+  for (int a = 1; a <= 150; ++a)
+    for (int b = a + 1; b <= 150; ++b)
+      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), true, a == 3 && b == 100 ? 200 : 20));
+  auto text = sweep::format_matrix(sweep::merge(lines, defaults));
+  EXPECT_EQ(lines_of(text, "slow: "), (std::vector<std::string>{"slow: h3 <-> h100: p50 200.0 us"})) << text;
+}
+
+TEST(sweep_report_worst, a_slow_hosts_pairs_are_one_line_and_the_rest_capped) {
+  // 250 hosts: h7 slow with each peer, and 120 slow links apart from it
+  // (h10-h11, h12-h13, ...): h7's line, then 99 links, the rest counted.
+  std::vector<std::string> lines;
+  for (int a = 1; a <= 250; ++a)
+    for (int b = a + 1; b <= 250; ++b) {
+      bool slow = a == 7 || b == 7 || (a >= 10 && a % 2 == 0 && b == a + 1);
+      lines.push_back(line(fmt::format("h{}", a), fmt::format("h{}", b), true, slow ? 200 + (a + b) % 5 : 20));
+    }
+  auto m = sweep::merge(lines, defaults);
+  ASSERT_EQ(m.count(pair_state::slow), 249u + 120);
+  auto slow = lines_of(sweep::format_matrix(m), "slow: ");
+  ASSERT_EQ(slow.size(), sweep::pair_lines_up_to + 1);
+  EXPECT_EQ(slow[0], "slow: h7 <-> 249 hosts: p50 200.0 to 204.0 us");
+  EXPECT_EQ(slow[1], "slow: h10 <-> h11: p50 201.0 us");
+  EXPECT_EQ(slow.back(), "slow: 21 more pairs (--csv, -j)");
+}
+
+TEST(sweep_report_plan, a_pair_of_a_host_outside_the_host_lists_is_skipped_and_counted) {
+  // The ranks name four hosts; a line names zz too. It made a fifth host,
+  // three made-up missing pairs, zz the worst host and a failed report.
+  auto started = [](const std::string& host) {
+    return nlohmann::json{{"tool", "fabric-sweep"},
+                          {"event", "started"},
+                          {"started", {{"host", host}, {"hosts", {"a", "b", "c", "d"}}}}}
+        .dump();
+  };
+  std::vector<std::string> lines{started("a"), started("b")};
+  for (const auto& [x, y] : {std::pair{"a", "b"}, {"a", "c"}, {"a", "d"}, {"b", "c"}, {"b", "d"}, {"c", "d"}})
+    lines.push_back(line(x, y, true, 20));
+  lines.push_back(line("a", "zz", false, 0));
+  lines.push_back(line("zz", "yy", true, 20));
+  auto m = sweep::merge(lines, defaults);
+  EXPECT_EQ(m.hosts, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(m.count(pair_state::ok), 6u);
+  EXPECT_EQ(m.count(pair_state::missing) + m.count(pair_state::failed), 0u);
+  EXPECT_TRUE(m.worst.empty());
+  EXPECT_EQ(sweep::judge(m).code, fabric::exit_code::ok);
+  EXPECT_TRUE(has_note(m, "2 pairs naming hosts outside the ranks' host lists (zz, yy) were skipped"))
+      << ::testing::PrintToString(m.notes);
+  // Lines without host lists (of versions before them) name the hosts.
+  auto bare = sweep::merge({line("a", "b", true, 20), line("a", "zz", false, 0)}, defaults);
+  EXPECT_EQ(bare.hosts.size(), 3u);
+}
+
 TEST(sweep_report_plan, a_quick_run_judges_only_the_pairs_it_meant_to_meet) {
-  // --quick over a, b, c, d, e: a-c and b-d; e has a bye. d died before it
-  // said anything: b's plan still names the pair, so it fails.
+  // --quick over a, b, c, d, e: a-c and b-d, then b-e in a round of its
+  // own. d died before it said anything: b's plan still names the pair,
+  // so it fails.
   auto started = [](const std::string& host, const nlohmann::json& peers) {
     return nlohmann::json{{"tool", "fabric-sweep"},
                           {"event", "started"},
                           {"started", {{"host", host}, {"hosts", {"a", "b", "c", "d", "e"}}, {"peers", peers}}}}
         .dump();
   };
-  std::vector<std::string> lines{started("a", {"c"}), started("b", {"d"}), started("c", {"a"}),
-                                 started("e", nlohmann::json::array()), line("a", "c", true, 20),
-                                 line("b", "d", false, 0, nlohmann::json::object(), "server")};
+  std::vector<std::string> lines{started("a", {"c"}), started("b", {"d", "e"}), started("c", {"a"}),
+                                 started("e", {"b"}), line("a", "c", true, 20),
+                                 line("b", "d", false, 0, nlohmann::json::object(), "server"), line("b", "e", true, 20)};
   auto m = sweep::merge(lines, defaults);
   ASSERT_EQ(m.hosts.size(), 5u);
-  EXPECT_EQ(m.planned(), 2u);
-  EXPECT_EQ(m.count(pair_state::ok), 1u);
+  EXPECT_EQ(m.planned(), 3u);
+  EXPECT_EQ(m.count(pair_state::ok), 2u);
   EXPECT_EQ(m.count(pair_state::failed), 1u);
   EXPECT_EQ(m.count(pair_state::missing), 0u) << "the pairs no rank planned are not missing";
   EXPECT_EQ(pair_of(m, "a", "b").state, pair_state::unplanned);
   EXPECT_EQ(pair_of(m, "c", "e").state, pair_state::unplanned);
-  EXPECT_EQ(sweep::judge(m).reason, "1 failed, 0 slow, 0 missing of 2 pairs");
+  EXPECT_EQ(sweep::judge(m).reason, "1 failed, 0 slow, 0 missing of 3 pairs");
   std::vector<nlohmann::json> results;
   sweep::each_result(m, [&](const nlohmann::json& r) { results.push_back(r); });
-  ASSERT_EQ(results.size(), 2u) << "only the planned pairs";
+  ASSERT_EQ(results.size(), 3u) << "only the planned pairs";
   EXPECT_EQ(results[1]["state"], "failed");
   EXPECT_NE(sweep::format_matrix(m).find(", . not in the plan"), std::string::npos);
   auto csv = sweep::csv_text(m);
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3) << "a header and the planned pairs: " << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4) << "a header and the planned pairs: " << csv;
   // Without a plan (every rank meets every other), an unreported pair is missing.
   auto full = sweep::merge({line("a", "c", true, 20), line("b", "d", true, 20), line("a", "b", true, 20)}, defaults);
   EXPECT_EQ(full.count(pair_state::missing), 3u);
@@ -490,6 +708,13 @@ TEST(sweep_render, csv_quotes_what_it_must_and_the_rerun_list_packs_rounds) {
   EXPECT_EQ(csv.substr(0, csv.find("\r\n")), "a,b,state,check,sweep,round,p50_us,p99_us,a_to_b_gbps,b_to_a_gbps,retests,error");
   EXPECT_NE(csv.find("\"a,1\",\"b\"\"2\",failed,ping,1,1,,,,,0,timed out\r\n"), std::string::npos) << csv;
   EXPECT_NE(csv.find("\"a,1\",'=c,ok"), std::string::npos) << csv;
+  // A ';' splits a field in a spreadsheet of a ';' locale, and "=1+1" after
+  // it was read as a formula: the field is quoted, each cell start led.
+  auto semi = sweep::csv_text(sweep::merge({line("a;=1+1", "b", false, 0, {{"error", "x;@SUM(1)"}}),
+                                            line("a;=1+1", "c", true, 10), line("b", "c", true, 10)},
+                                           defaults));
+  EXPECT_NE(semi.find("\"a;'=1+1\",b,failed,ping,1,1,,,,,0,\"x;'@SUM(1)\"\r\n"), std::string::npos) << semi;
+  EXPECT_NE(semi.find("\"a;'=1+1\",c,ok"), std::string::npos) << semi;
   auto rerun = sweep::rerun_text(m);
   EXPECT_EQ(rerun.front(), '#');
   std::set<std::string> pairs;
@@ -505,6 +730,41 @@ TEST(sweep_render, csv_quotes_what_it_must_and_the_rerun_list_packs_rounds) {
   }
   // "a,1" and "b"2" have no blanks: both bad pairs are listed.
   EXPECT_EQ(pairs.size(), 2u) << rerun;
+}
+
+TEST(sweep_render, a_utf8_name_is_itself_everywhere_and_a_control_character_escaped) {
+  // café was caf\xc3\xa9 in the text, the CSV and the page, and café in
+  // the JSON: valid UTF-8 stays itself; what would control a terminal is
+  // the text \xNN everywhere but the JSON, which escapes it its own way.
+  const std::string cafe = "caf\xc3\xa9", nihon = "\xe6\x97\xa5\xe6\x9c\xac", bad = "h\x1b[2J\xe2\x80\xae";
+  auto m = sweep::merge({line(cafe, "b", true, 20), line(cafe, nihon, true, 21), line("b", nihon, true, 20),
+                         line(bad, "b", false, 0), line(bad, cafe, true, 20), line(bad, nihon, true, 22)},
+                        defaults);
+  const std::string escaped = "h\\x1b[2J\\xe2\\x80\\xae";
+  auto text = sweep::format_matrix(m);
+  auto csv = sweep::csv_text(m);
+  auto page = sweep::html_page(m);
+  auto gauges = sweep::prometheus_text(m);
+  for (const auto& [what, out] : {std::pair{"text", &text}, {"csv", &csv}, {"page", &page}, {"gauges", &gauges}}) {
+    EXPECT_NE(out->find(cafe), std::string::npos) << what;
+    EXPECT_NE(out->find(nihon), std::string::npos) << what;
+    EXPECT_EQ(out->find('\x1b'), std::string::npos) << what;
+    EXPECT_EQ(out->find("\xe2\x80\xae"), std::string::npos) << what << ": the mark that turns a line around";
+  }
+  EXPECT_NE(text.find("failed: b <-> " + escaped + ": timed out"), std::string::npos) << text;
+  EXPECT_NE(csv.find(cafe + ",b,ok"), std::string::npos) << csv;
+  EXPECT_NE(gauges.find("host=\"" + cafe + "\""), std::string::npos) << gauges;
+  EXPECT_NE(gauges.find("host=\"h\\\\x1b[2J"), std::string::npos) << "a label value's backslash is escaped\n" << gauges;
+  // The table's columns line up by what a terminal shows, not by bytes.
+  std::istringstream rows(text);
+  std::string row;
+  std::getline(rows, row);
+  std::set<std::size_t> widths;
+  for (int i = 0; i < 5 && std::getline(rows, row); ++i) widths.insert(fabric::columns(row));
+  EXPECT_EQ(widths.size(), 1u) << text;
+  std::vector<std::string> names;
+  sweep::each_result(m, [&](const nlohmann::json& r) { names.push_back(r["a"]); });
+  EXPECT_EQ(names.front(), cafe);
 }
 
 TEST(sweep_render, groups_from_topology_and_from_names) {
@@ -669,6 +929,19 @@ TEST(sweep_render, gauges_per_host_by_default_every_pair_on_request) {
   EXPECT_EQ(series(lean, "fabric_sweep_pair_bad"), 9u) << "h7's pairs";
   auto full = sweep::prometheus_text(m, true);
   EXPECT_EQ(series(full, "fabric_sweep_pair_p50_seconds") + series(full, "fabric_sweep_pair_p99_seconds"), 10u * 9 / 2 * 2);
+  EXPECT_EQ(series(lean, "fabric_sweep_median_p50_seconds"), 1u);
+}
+
+TEST(sweep_render, no_pair_measured_no_median_gauge) {
+  // Empty input wrote a median of 0 s: a dashboard read perfect latency.
+  for (const auto& m : {sweep::merge({}, defaults), sweep::merge({line("a", "b", false, 0), line("a", "c", false, 0)}, defaults)}) {
+    auto text = sweep::prometheus_text(m);
+    EXPECT_EQ(text.find("fabric_sweep_median_p50_seconds"), std::string::npos) << text;
+    EXPECT_NE(text.find("fabric_sweep_hosts "), std::string::npos) << text;
+    auto page = sweep::html_page(m);
+    EXPECT_EQ(page.find("Median p50"), std::string::npos) << "nor a median on the page";
+    EXPECT_NE(page.find("No pair measured."), std::string::npos);
+  }
 }
 
 }  // namespace

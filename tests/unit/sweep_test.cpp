@@ -94,7 +94,7 @@ std::string pair_line(const std::string& prefix, const std::string& server, cons
   nlohmann::json pair{{"kind", "pair"}, {"ok", ok}, {"error", ok ? nlohmann::json(nullptr) : nlohmann::json("timed out")},
                       {"round", 1}, {"server", server}, {"client", client}, {"side", "client"}};
   if (ok) pair["latency"] = {{"count", 10}, {"p50_us", p50}, {"p99_us", p50 * 1.2}};
-  nlohmann::json line{{"schema", "fabric-toolkit/fabric-sweep/1"}, {"tool", "fabric-sweep"}, {"event", "result"}, {"result", pair}};
+  nlohmann::json line{{"schema", "fabric-toolkit/fabric-sweep/2"}, {"tool", "fabric-sweep"}, {"event", "result"}, {"result", pair}};
   return prefix + line.dump();
 }
 
@@ -303,7 +303,8 @@ TEST(sweep_report, a_retest_that_passes_clears_the_pair_and_one_still_slow_stays
   EXPECT_FALSE(pair("n1", "n2").first_p50_us);
   EXPECT_EQ(m.rounds, 4) << "the re-test round is a round";
   auto table = sweep::format_matrix(m);
-  EXPECT_NE(table.find("re-tested: n3 <-> n4: p50 200.0 us, then 190.0 us (still slow)"), std::string::npos) << table;
+  EXPECT_NE(table.find("\nslow: n3 <-> n4: p50 200.0 us, re-tested 190.0 us\n"), std::string::npos) << table;
+  EXPECT_EQ(table.find("re-tested: n3 <-> n4"), std::string::npos) << "named once, with the slow pairs\n" << table;
   EXPECT_NE(table.find("re-tested: n2 <-> n4: p50 150.0 us, then 22.0 us (passed)"), std::string::npos) << table;
 
   // Failing every re-test fails the pair.
@@ -370,7 +371,8 @@ TEST(sweep_prometheus, the_report_as_gauges_with_hostile_host_names_escaped) {
   EXPECT_TRUE(exposition_is_well_formed(text)) << text;
   EXPECT_NE(text.find(R"(fabric_sweep_pair_p50_seconds{check="ping",a="n1",b="n\"2\\"} 2e-05)"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(fabric_sweep_pairs{state="failed"} 1)"), std::string::npos);
-  EXPECT_NE(text.find("fabric_sweep_pair_bad{a=\"n\\\"2\\\\\",b=\"n3\u00e9\\n\",state=\"failed\"} 1"), std::string::npos) << text;
+  // A line feed is the text \x0a, as in every rendering (its backslash then escaped).
+  EXPECT_NE(text.find("fabric_sweep_pair_bad{a=\"n\\\"2\\\\\",b=\"n3\u00e9\\\\x0a\",state=\"failed\"} 1"), std::string::npos) << text;
   EXPECT_NE(text.find(R"(fabric_sweep_host_bad_pairs{host="n1"} 0)"), std::string::npos);
 }
 
@@ -478,6 +480,16 @@ TEST(sweep_report, one_check_a_matrix_the_first_lines_or_the_one_asked_for) {
   EXPECT_EQ(ping.pairs[0].state, sweep::pair_state::failed);
   EXPECT_EQ(ping.pairs[1].state, sweep::pair_state::ok);
   EXPECT_NE(sweep::format_matrix(first).find("p50 connection setup time"), std::string::npos);
+  // A check the lines do not have: an error that says what they have, not
+  // a matrix of missing pairs.
+  try {
+    sweep::merge(lines, factor3, sweep::check::bw);
+    ADD_FAILURE() << "a matrix of bw pairs from none";
+  } catch (const fabric::error& e) {
+    EXPECT_EQ(e.code(), fabric::exit_code::usage);
+    EXPECT_STREQ(e.what(), "--check bw: the input has no bw pair lines, only pair lines of connect (1), ping (2), ud (1)");
+  }
+  EXPECT_EQ(sweep::merge({}, factor3, sweep::check::bw).hosts.size(), 0u) << "no pair lines at all: nothing to say";
 }
 
 }  // namespace

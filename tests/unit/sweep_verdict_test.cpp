@@ -148,6 +148,19 @@ TEST(sweep_verdict_groups, half_the_fleet_behind_a_link_at_three_times_the_laten
   EXPECT_NEAR(m.bar.group.median, 20, 0.5) << "the healthy pairs' median, not the fleet's";
 }
 
+TEST(sweep_verdict_groups, a_healthy_group_without_noise_passes_itself) {
+  // Synthetic or quantized figures: the healthy pairs all at 20 us, a
+  // slower group about 200. The bar once fell on the healthy group's own
+  // edge, and every pair of the fleet was slow.
+  for (auto c : {check::ping, check::bw}) {
+    bool bw = sweep::measures_bandwidth(c);
+    auto m = sweep::merge(fleet(c, 12, [&](int a, int b) { return (a + b) % 5 == 0 ? (bw ? 10.0 : 200.0) + a % 3 : (bw ? 100.0 : 20.0); },
+                                noise(0, true, 5)),
+                          defaults);
+    EXPECT_EQ(flagged(m), pairs_where(12, [](int a, int b) { return (a + b) % 5 == 0; })) << sweep::format_matrix(m);
+  }
+}
+
 TEST(sweep_verdict_expected, an_expected_rate_sets_the_bar_whatever_the_fleet) {
   // Four hosts: one pair at 110 Gb/s, five at 100; the fabric should reach 95.
   std::vector<std::string> lines;

@@ -230,7 +230,9 @@ fleet_bar fleet_bar_of(check c, const std::vector<double>& fleet, const verdict_
     double s1 = sigma_of(x, lo, hi), s2 = sigma_of(x, hi, x.size());
     double between = s1 + s2 > 0 ? (m2 * s1 + m1 * s2) / (s1 + s2) : (m1 + m2) / 2;
     double lo_edge = x[hi - 1], hi_edge = x[hi];
-    if (!(between > lo_edge && between <= hi_edge)) between = (lo_edge + hi_edge) / 2;
+    // Strictly between: a group without spread would put it on its own
+    // edge, where its own pairs would be judged slow.
+    if (!(between > lo_edge && between < hi_edge)) between = (lo_edge + hi_edge) / 2;
     bar.value = bw ? std::max(*bar.value, std::exp(between)) : std::min(*bar.value, std::exp(-between));
   }
   return bar;

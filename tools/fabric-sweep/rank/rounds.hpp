@@ -7,6 +7,7 @@
 #include "fabric-sweep/rank/place.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,19 +29,28 @@ using rank_pair = std::pair<int, int>;
 std::vector<std::vector<pairing>> rounds(int n);
 
 /// ClusterKit's quick mode: one round, rank i with rank i + n/2 (the
-/// lower half of the hosts against the upper half).
+/// lower half of the hosts against the upper half); with n odd, a second
+/// round of one pair, the last rank with rank n/2 - 1, so that every host
+/// meets a peer.
 std::vector<std::vector<pairing>> quick_round(int n);
 
 /// Rounds that meet each pair once, each host busy with one peer a round:
-/// each pair in the first round where both its hosts are free.
+/// the pairs in the order of their rounds by the circle method among the
+/// hosts they name, each in the first round where both its hosts are
+/// free. Every pair of m hosts takes m - 1 rounds (m odd: m), as rounds()
+/// does; any other pairs of m hosts no more, and often fewer. Some
+/// milliseconds a hundred thousand pairs; Ctrl-C is heard.
 std::vector<std::vector<pairing>> pack_rounds(std::vector<rank_pair> pairs);
 
 /// The rounds of a --pairs file (`text`, named `name` in errors):
 /// 'HOST HOST' lines, packed into rounds, or 'ROUND HOST HOST' lines (as
 /// ClusterKit's custom mode writes them), in the order of their numbers;
-/// '#' comments and blank lines. An unknown host, a host paired with
-/// itself, a pair named twice, a host twice in one round, a line that
-/// does not parse, or a file of both forms is a usage error naming the line.
+/// '#' starts a comment anywhere on a line; blank lines. An unknown host,
+/// a host paired with itself, a pair named twice, a host twice in one
+/// round, a line that does not parse, a word longer than any host's name
+/// (255 bytes, or the sweep's longest), or a file of both forms is a
+/// usage error naming the line. The text is read a line at a time, its
+/// memory for the pairs alone; Ctrl-C is heard.
 std::vector<std::vector<pairing>> rounds_from_file(std::string_view text, std::string_view name,
                                                    const std::vector<std::string>& hosts);
 
@@ -58,7 +68,12 @@ int port_cycle(int base, int n);
 std::vector<std::byte> pair_key(int step, const pairing& p);
 
 /// The schedule of this run's rounds: every pair, --quick's one round, or
-/// the --pairs file's rounds.
-std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where);
+/// the --pairs file's rounds (read as it comes, as rounds_from_file reads
+/// its text: a file of any size, or a FIFO, where Ctrl-C is heard). With
+/// --pairs, `bar` (when given) takes the bar of the run whose outliers the
+/// file holds: its "#bar" line for this check among the comments before
+/// its first pair (report --outliers writes it there; bar_of_line).
+std::vector<std::vector<pairing>> schedule_of(const run_options& r, const place& where,
+                                              std::optional<double>* bar = nullptr);
 
 }  // namespace sweep

@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 
 namespace sweep {
 
@@ -170,21 +169,6 @@ std::optional<std::vector<std::string>> planned_peers(const std::vector<std::vec
   return out;
 }
 
-/// The bar of the run whose outliers the --pairs file holds, from its
-/// "#bar" line among the comments before its first pair (report
-/// --outliers writes it there); nothing when it has none for this check.
-std::optional<double> carried_bar(const run_options& r) {
-  std::ifstream in(r.pairs_file, std::ios::binary);
-  std::string line;
-  // The header only: a few comment lines, never the whole file.
-  for (int lines = 0; lines < 64 && std::getline(in, line) && line.size() < 4096; ++lines) {
-    if (auto bar = bar_of_line(line, r.check)) return bar;
-    auto first = line.find_first_not_of(" \t\r");
-    if (first != std::string::npos && line[first] != '#') break;
-  }
-  return std::nullopt;
-}
-
 /// What a --pairs file carried from its first run, in the check's unit.
 nlohmann::json first_run_json(const options& opt, const run_report& rep) {
   if (!rep.carried_bar) return nullptr;
@@ -211,7 +195,9 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   if (port_cycle(opt.run.port, n) < max_late_rounds + 2)
     fabric::cli::usage_error(fmt::format("--port {}: too few ports above it for the rounds of {} hosts", opt.run.port, n));
   bool group = !kind_of(opt.run.check).in_rounds;
-  auto schedule = group ? std::vector<std::vector<pairing>>{} : schedule_of(opt.run, where);
+  // A --pairs file is read once, as it comes: its rounds, and the bar of
+  // the run whose outliers it holds.
+  auto schedule = group ? std::vector<std::vector<pairing>>{} : schedule_of(opt.run, where, &rep.carried_bar);
   rep.round_count = group ? 1 : static_cast<int>(schedule.size());
   rep.peers = planned_peers(schedule, where);
   con.set_role("rank");
@@ -229,7 +215,6 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   auto here_rdma = group ? fabric::own_rdma{} : rdma_here(opt, addrs[static_cast<std::size_t>(where.rank)]);
   const auto& trouble = here_rdma.trouble;
   rep.adapter = here_rdma.port;
-  if (!opt.run.pairs_file.empty()) rep.carried_bar = carried_bar(opt.run);
   auto start = meet_at_start(opt, where, addrs, where.rank == 0 ? new_run_id(env) : std::string(), trouble);
   rep.start_us = fabric::us_since(t0);
   if (env.contains("SLURM_JOB_ID") || where.rank == 0 || (start.error.empty() && !start.run.empty()))

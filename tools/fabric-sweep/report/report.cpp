@@ -21,6 +21,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <span>
 
 namespace sweep {
 
@@ -58,18 +59,36 @@ std::string read_whole(const std::string& path, std::size_t most) {
 
 }  // namespace
 
-matrix merge(const std::vector<std::string>& lines, const verdict_options& o, std::optional<check> only,
-             const verdict_given& given) {
+namespace {
+
+matrix merged(std::span<const std::vector<std::string>> inputs, const verdict_options& o, std::optional<check> only,
+              const verdict_given& given) {
   matrix_builder b(only);
   line_joiner j([&](std::string_view label, std::string_view text) { b.add(label, text); });
-  for (const auto& l : lines) {
-    j.feed(l);
-    j.feed("\n");
+  for (const auto& lines : inputs) {
+    for (const auto& l : lines) {
+      j.feed(l);
+      j.feed("\n");
+    }
+    j.end_of_input();
+    b.end_of_input();
   }
   j.finish();
   auto m = b.finish(j.counts());
   judge_pairs(m, o, given);
   return m;
+}
+
+}  // namespace
+
+matrix merge(const std::vector<std::string>& lines, const verdict_options& o, std::optional<check> only,
+             const verdict_given& given) {
+  return merged({&lines, 1}, o, only, given);
+}
+
+matrix merge_inputs(const std::vector<std::vector<std::string>>& inputs, const verdict_options& o,
+                    std::optional<check> only, const verdict_given& given) {
+  return merged(inputs, o, only, given);
 }
 
 fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
@@ -96,6 +115,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   if (inputs.empty() && (fabrics.empty() || ::isatty(STDIN_FILENO) == 0)) read_fd(STDIN_FILENO, lines);
   for (auto& fd : inputs) {
     read_fd(fd.get(), lines);
+    builder.end_of_input();
     fd.reset();
   }
   lines.finish();

@@ -22,6 +22,10 @@ namespace sweep {
 /// stripped, srun's pieces joined): the tests' and the fuzzer's way in.
 matrix merge(const std::vector<std::string>& lines, const verdict_options& o,
              std::optional<check> only = std::nullopt, const verdict_given& given = {});
+/// The same for several inputs (files), each read apart as the report
+/// reads its files.
+matrix merge_inputs(const std::vector<std::vector<std::string>>& inputs, const verdict_options& o,
+                    std::optional<check> only = std::nullopt, const verdict_given& given = {});
 
 /// The report subcommand's body: reads, merges, writes the files asked
 /// for, prints the table (human output only).

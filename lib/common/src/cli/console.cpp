@@ -15,7 +15,13 @@
 
 namespace fabric {
 
-std::string schema_name(std::string_view tool) { return fmt::format("fabric-toolkit/{}/1", tool); }
+std::string schema_name(std::string_view tool) {
+  // A tool's version moves when a key of its documents changes its meaning
+  // or type, or goes (schemas/CHANGES.md): fabric-sweep's report's
+  // summary.ok, a count, became summary.passed in version 2.
+  int version = tool == "fabric-sweep" ? 2 : 1;
+  return fmt::format("fabric-toolkit/{}/{}", tool, version);
+}
 
 std::string dump_json(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -56,6 +56,11 @@ struct run_choice {
   std::optional<double> started;     ///< its earliest line's unix time
   std::size_t earlier_runs = 0;      ///< runs left out, each older than the kept one
   std::size_t earlier_lines = 0;     ///< their lines
+  /// Runs left out that started after the kept one but have no pair lines
+  /// of the check (a sweep under way, or another check's), their lines,
+  /// and their ids (those that have one, as printable_utf8 gives them).
+  std::size_t later_runs = 0, later_lines = 0;
+  std::vector<std::string> later_ids;
 };
 
 /// What the locating found on the fabric (report --fabric): the links

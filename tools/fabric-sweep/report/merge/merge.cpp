@@ -5,8 +5,10 @@
 
 #include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
+#include "fabric/cli/cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -42,7 +44,31 @@ struct meeting {
   std::uint8_t seen = 0, passed = 0, failed = 0;  // bits: 1 the server's side, 2 the client's
   bool figures_from_client = false;
   bool error_is_absence = false;  // p.error only says the side's peer did not come
+  // A digest of each side's word (said_by[side - 1]), to tell a side that
+  // said it again with other words from one whose line came twice (its
+  // event and its document): in the struct's padding, no memory of its own.
+  std::uint8_t said_by[2] = {};
 };
+
+/// Eight bits of a side's word: whether it passed, why not, and its figures.
+std::uint8_t digest(const side_record& s) {
+  std::uint64_t h = 0xcbf29ce484222325;
+  auto mix = [&](std::string_view bytes) {
+    for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3;
+  };
+  auto number = [&](double v) { mix(std::string_view(reinterpret_cast<const char*>(&v), sizeof v)); };
+  mix(s.ok ? "ok" : "failed");
+  mix(s.peer_absent ? "absent" : "");
+  mix(s.error);
+  number(s.elapsed_us);
+  if (s.latency)
+    for (double v : {s.latency->p50, s.latency->p99, s.latency->min, s.latency->max, s.latency->mean}) number(v);
+  if (s.bandwidth)
+    for (const auto& d : {s.bandwidth->client_to_server, s.bandwidth->server_to_client})
+      if (d) number(d->gbps), number(d->seconds), number(static_cast<double>(d->bytes));
+  for (int shift = 8; shift < 64; shift += 8) h ^= h >> shift;
+  return static_cast<std::uint8_t>(h);
+}
 
 /// Each pair's latest sweep's round, a row per host: row `lo` holds the
 /// meetings of lo with every host after it, `hi` at hi - lo - 1. The matrix
@@ -121,6 +147,13 @@ struct run_store {
   }
 };
 
+/// The hosts of pair lines that no rank's host list names, and their
+/// pairs, skipped.
+struct strangers {
+  std::vector<std::uint32_t> hosts;
+  std::size_t pairs = 0;
+};
+
 /// A line whose run is null, kept until the latest run is known.
 struct orphan {
   std::optional<double> time;
@@ -151,8 +184,15 @@ struct matrix_builder::state {
   std::vector<run_store> runs;
   std::optional<std::size_t> unnamed;
   std::vector<orphan> orphans;
-  text_map<double> label_time;  // the last time each rank's stream gave
-  std::size_t foreign = 0, malformed = 0, other_checks = 0, lines_seen = 0;
+  // The last time each rank's stream gave in each run, within the input
+  // being read: a stream is a label, and a run's tag, in one input.
+  text_map<double> stream_time;
+  std::string stream;  // the key of the line being read
+  std::size_t foreign = 0, malformed = 0, long_names = 0, lone_surrogates = 0, other_checks = 0, lines_seen = 0;
+  std::size_t said_otherwise = 0;  // a side's word on a meeting again, other than before
+  bool asked = false;              // the check was given (report --check)
+  std::size_t wanted_lines = 0;    // pair lines of the check
+  std::map<std::string, std::size_t, std::less<>> other_check_lines;  // of each other check
 
   std::uint32_t host(std::string_view name) {
     if (auto it = ids.find(name); it != ids.end()) return it->second;
@@ -216,8 +256,10 @@ struct matrix_builder::state {
   /// Whether a pair line counts for the matrix: its check is the one.
   bool wanted(std::string_view c) {
     if (!only) only = check_of(c).value_or(check::ping);
-    if (c == check_name(*only)) return true;
+    if (c == check_name(*only)) return ++wanted_lines, true;
     ++other_checks;
+    if (auto it = other_check_lines.find(c); it != other_check_lines.end()) ++it->second;
+    else other_check_lines.emplace(std::string(c), 1);
     return false;
   }
   void absorb(run_store& r, const side_in& in);
@@ -225,10 +267,10 @@ struct matrix_builder::state {
   // The stages of finish(), in their order.
   run_store& keep_latest_run(run_choice& chosen);
   std::size_t join_orphans(run_store& run, run_choice& chosen);
-  std::vector<std::uint32_t> host_order(const run_store& run) const;
+  std::vector<std::uint32_t> host_order(const run_store& run, strangers& outside) const;
   void final_words(run_store& run, const std::vector<std::uint32_t>& order, matrix& m);
   void take_run_facts(const run_store& run, const std::vector<std::uint32_t>& order, matrix& m) const;
-  void add_notes(matrix& m, const line_counts& lines, std::size_t joined) const;
+  void add_notes(matrix& m, const line_counts& lines, std::size_t joined, const strangers& outside) const;
 };
 
 void matrix_builder::state::absorb(run_store& r, const side_in& in) {
@@ -259,6 +301,11 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   }
   auto& m = *at;
   std::uint8_t side = s.client_side ? 2 : 1;
+  auto word = digest(s);
+  if ((m.seen & side) != 0 &&
+      (m.said_by[side - 1] != word || (s.ok && (m.failed & side) != 0) || (!s.ok && (m.passed & side) != 0)))
+    ++said_otherwise;
+  m.said_by[side - 1] = word;
   m.seen |= side;
   m.p.elapsed_us = std::max(m.p.elapsed_us, s.elapsed_us);
   // The client's word is the measurement; a failure from either side
@@ -283,8 +330,13 @@ void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   }
 }
 
-matrix_builder::matrix_builder(std::optional<check> only) : s_(std::make_unique<state>()) { s_->only = only; }
+matrix_builder::matrix_builder(std::optional<check> only) : s_(std::make_unique<state>()) {
+  s_->only = only;
+  s_->asked = only.has_value();
+}
 matrix_builder::~matrix_builder() = default;
+
+void matrix_builder::end_of_input() { s_->stream_time.clear(); }
 
 void matrix_builder::add(std::string_view label, std::string_view json) {
   auto& s = *s_;
@@ -295,13 +347,20 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     return;
   }
   s.malformed += w.malformed;
+  s.long_names += w.long_names;
+  if (w.lone_surrogates) ++s.lone_surrogates;
+  // A rank's document has no time: it is as old as its stream's last
+  // event of the same run. Another run's time, or another input's, says
+  // nothing of it (a document saved with -j beside a newer run's lines).
   std::optional<double> time = w.time;
-  if (time) {
-    if (auto it = s.label_time.find(label); it != s.label_time.end()) it->second = *time;
-    else s.label_time.emplace(std::string(label), *time);
-  } else if (auto it = s.label_time.find(label); it != s.label_time.end()) {
-    time = it->second;  // a rank's document: as old as its last event
-  }
+  s.stream.assign(label);
+  s.stream += '\0';
+  s.stream += static_cast<char>(w.run.is);
+  s.stream += w.run.id;
+  auto it = s.stream_time.find(s.stream);
+  if (time && it != s.stream_time.end()) it->second = *time;
+  else if (time) s.stream_time.emplace(s.stream, *time);
+  else if (it != s.stream_time.end()) time = it->second;
   if (w.run.is == run_tag::kind::null) {
     auto& o = s.orphans.emplace_back();
     o.time = time;
@@ -356,13 +415,13 @@ std::optional<std::string> mtu_note(const std::vector<std::pair<std::string_view
     if (mtu == most->first) continue;
     std::string names;
     for (std::size_t i = 0; i < hosts.size() && i < names_up_to; ++i)
-      names += fmt::format("{}{}", i == 0 ? "" : ", ", fabric::printable(hosts[i]));
+      names += fmt::format("{}{}", i == 0 ? "" : ", ", fabric::printable_utf8(hosts[i]));
     if (hosts.size() > names_up_to) names += fmt::format(" and {} more", hosts.size() - names_up_to);
     apart += fmt::format("{}{} {}", apart.empty() ? "" : "; ", names, mtu);
   }
-  return fmt::format("the hosts' port MTUs differ: {}; the other {} host{} {} (a packet larger than a peer's MTU is "
+  return fmt::format("the hosts' port MTUs differ: {}; the other {} {} (a packet larger than a peer's MTU is "
                      "dropped on its way there)",
-                     apart, most->second.size(), most->second.size() == 1 ? "" : "s", most->first);
+                     apart, fabric::counted(most->second.size(), "host"), most->first);
 }
 
 bool better(check c, const merged_pair& x, const merged_pair& than) {
@@ -391,10 +450,19 @@ run_store& matrix_builder::state::keep_latest_run(run_choice& chosen) {
     kept = runs.size();
     runs.emplace_back();
   }
+  // A run that started later but has no pairs of the check is no earlier
+  // run: it is named apart, and the kept one is not called the latest.
+  auto kept_start = start_of(runs[*kept]);
   for (std::size_t i = 0; i < runs.size(); ++i)
     if (i != *kept && runs[i].lines > 0) {
-      ++chosen.earlier_runs;
-      chosen.earlier_lines += runs[i].lines;
+      if (start_of(runs[i]) > kept_start) {
+        ++chosen.later_runs;
+        chosen.later_lines += runs[i].lines;
+        if (runs[i].kind == run_tag::kind::named) chosen.later_ids.push_back(fabric::printable_utf8(runs[i].id));
+      } else {
+        ++chosen.earlier_runs;
+        chosen.earlier_lines += runs[i].lines;
+      }
       runs[i] = {};  // its memory, before the matrix takes more
     }
   auto& run = runs[*kept];
@@ -430,9 +498,12 @@ std::size_t matrix_builder::state::join_orphans(run_store& run, run_choice& chos
   return joined;
 }
 
-std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& run) const {
+std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& run, strangers& outside) const {
   // The longest list a rank of the run gave, then any other host its
-  // pairs name, in the order first seen.
+  // pairs name, in the order first seen: in lines of versions before the
+  // lists. When the ranks gave lists, a host none names is no host of the
+  // sweep (a line of another fleet, or one that lies): its pairs would
+  // make up missing pairs and a worst host. They are skipped and counted.
   constexpr auto none = std::numeric_limits<std::uint32_t>::max();
   std::vector<std::uint32_t> order = run.hosts;
   std::vector<std::uint32_t> place(names.size(), none);
@@ -444,12 +515,21 @@ std::vector<std::uint32_t> matrix_builder::state::host_order(const run_store& ru
   for (std::uint32_t hi = 1; hi < names.size(); ++hi)
     for (std::uint32_t lo = 0; lo < hi; ++lo)
       if ((place[lo] == none || place[hi] == none) &&
-          (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi))))
+          (run.rounds.seen(lo, hi) || run.retests.contains(triangle(lo, hi)))) {
+        if (!run.hosts.empty()) {
+          ++outside.pairs;
+          for (auto h : {lo, hi})
+            if (place[h] == none) outside.hosts.push_back(h);
+          continue;
+        }
         for (auto h : {lo, hi})
           if (place[h] == none) {
             place[h] = static_cast<std::uint32_t>(order.size());
             order.push_back(h);
           }
+      }
+  std::sort(outside.hosts.begin(), outside.hosts.end());
+  outside.hosts.erase(std::unique(outside.hosts.begin(), outside.hosts.end()), outside.hosts.end());
   return order;
 }
 
@@ -585,47 +665,103 @@ void matrix_builder::state::take_run_facts(const run_store& run, const std::vect
   if (auto note = mtu_note(mtus)) m.notes.push_back(std::move(*note));
 }
 
-void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::size_t joined) const {
+void matrix_builder::state::add_notes(matrix& m, const line_counts& lines, std::size_t joined,
+                                      const strangers& outside) const {
   std::vector<std::string> notes;
+  auto were = [](std::size_t n) { return n == 1 ? "was" : "were"; };
   if (auto skipped = foreign + lines.foreign; skipped > 0)
-    notes.push_back(fmt::format("{} lines were not the sweep's and were skipped", skipped));
+    notes.push_back(fmt::format("{} not the sweep's and {} skipped", fabric::counted(skipped, "line was", "lines were"),
+                                were(skipped)));
   if (lines.over_long > 0)
-    notes.push_back(fmt::format("{} lines longer than {} MiB were skipped", lines.over_long, max_line_bytes >> 20));
+    notes.push_back(fmt::format("{} longer than {} MiB {} skipped", fabric::counted(lines.over_long, "line"),
+                                max_line_bytes >> 20, were(lines.over_long)));
   if (malformed > 0)
-    notes.push_back(fmt::format("{} pair lines of a wrong shape (a field of the wrong type or value) were skipped",
-                                malformed));
+    notes.push_back(fmt::format("{} of a wrong shape (a field of the wrong type or value) {} skipped",
+                                fabric::counted(malformed, "pair line"), were(malformed)));
+  if (lone_surrogates > 0)
+    notes.push_back(fmt::format("{} a UTF-16 surrogate escape without its other half (\\ud800: no character), "
+                                "read as that text",
+                                fabric::counted(lone_surrogates, "line had", "lines had")));
+  if (long_names > 0)
+    notes.push_back(fmt::format("{} naming a host of more than {} bytes (no host's name is that long) {} skipped",
+                                fabric::counted(long_names, "pair line"), max_host_name_bytes,
+                                were(long_names)));
   if (other_checks > 0)
-    notes.push_back(fmt::format("{} pair lines of other checks than {} were skipped (report --check chooses)",
-                                other_checks, check_name(m.check)));
-  if (m.run.earlier_runs > 0 || m.run.earlier_lines > 0)
-    notes.push_back(fmt::format("the latest run{} is reported: {} lines of {} earlier runs were skipped",
-                                m.run.id ? " (" + *m.run.id + ")" : std::string(), m.run.earlier_lines,
-                                m.run.earlier_runs));
-  if (joined > 0) notes.push_back(fmt::format("{} lines without a run id were taken as the latest run's", joined));
+    notes.push_back(fmt::format("{} of other checks than {} {} skipped (report --check chooses)",
+                                fabric::counted(other_checks, "pair line"), check_name(m.check), were(other_checks)));
+  const auto& run = m.run;
+  auto check = check_name(m.check);
+  if (run.earlier_runs > 0 || run.earlier_lines > 0)
+    notes.push_back(fmt::format("the latest run{}{} is reported: {} {} skipped",
+                                run.later_runs > 0 ? fmt::format(" with {} pair lines", check) : std::string(),
+                                run.id ? " (" + fabric::printable_utf8(*run.id) + ")" : std::string(),
+                                run.earlier_runs > 0
+                                    ? fmt::format("{} of {}", fabric::counted(run.earlier_lines, "line"),
+                                                  fabric::counted(run.earlier_runs, "earlier run"))
+                                    : fabric::counted(run.earlier_lines, "line without a run id, older than it,",
+                                                      "lines without a run id, older than it,"),
+                                were(run.earlier_lines)));
+  if (run.later_runs > 0)
+    notes.push_back(fmt::format("{}{} {} no {} pair lines (a sweep under way, or another check's): {} {} skipped",
+                                fabric::counted(run.later_runs, "later run"),
+                                run.later_ids.empty() ? std::string() : fmt::format(" ({})", fmt::join(run.later_ids, ", ")),
+                                run.later_runs == 1 ? "has" : "have", check, run.later_runs == 1 ? "its" : "their",
+                                fabric::counted(run.later_lines, "line was", "lines were")));
+  if (joined > 0)
+    notes.push_back(fmt::format("{} without a run id {} taken as the latest run's", fabric::counted(joined, "line"),
+                                were(joined)));
+  if (said_otherwise > 0)
+    notes.push_back(fmt::format("{} a side's word on a meeting of a pair again, with other words than before (lines of "
+                                "two runs without run ids, or edited): a failure of either stands, else the later "
+                                "figures",
+                                fabric::counted(said_otherwise, "pair line gave", "pair lines gave")));
+  if (outside.pairs > 0) {
+    constexpr std::size_t names_up_to = 8;
+    std::vector<std::string> named;
+    for (std::size_t i = 0; i < outside.hosts.size() && i < names_up_to; ++i)
+      named.push_back(fabric::printable_utf8(names[outside.hosts[i]]));
+    if (outside.hosts.size() > names_up_to) named.push_back(fmt::format("and {} more", outside.hosts.size() - names_up_to));
+    notes.push_back(fmt::format("{} {} outside the ranks' host lists ({}) {} skipped",
+                                fabric::counted(outside.pairs, "pair"),
+                                outside.hosts.size() == 1 ? "naming a host" : "naming hosts", fmt::join(named, ", "),
+                                were(outside.pairs)));
+  }
   if (auto missing = m.count(pair_state::missing); missing > 0)
-    notes.push_back(fmt::format("{} of {} pairs were reported by neither side", missing, m.planned()));
+    notes.push_back(fmt::format("{} of {} {} reported by neither side", missing, fabric::counted(m.planned(), "pair"),
+                                were(missing)));
   if (auto unplanned = m.count(pair_state::unplanned); unplanned > 0)
-    notes.push_back(fmt::format("{} of {} pairs of the hosts were not in the run's plan (--quick, --pairs) and are not "
-                                "judged",
-                                unplanned, m.pairs.size()));
+    notes.push_back(fmt::format("{} of {} of the hosts {} not in the run's plan (--quick, --pairs) and {} not judged",
+                                unplanned, fabric::counted(m.pairs.size(), "pair"), were(unplanned),
+                                unplanned == 1 ? "is" : "are"));
   // Before the run's own (the MTUs'): what was read, then what it says.
   m.notes.insert(m.notes.begin(), std::make_move_iterator(notes.begin()), std::make_move_iterator(notes.end()));
 }
 
 matrix matrix_builder::finish(const line_counts& lines) {
   auto& s = *s_;
+  // A check asked for that no pair line has, where others' lines came: a
+  // matrix of its pairs would be every pair missing.
+  if (s.asked && s.wanted_lines == 0 && !s.other_check_lines.empty()) {
+    std::vector<std::string> others;
+    for (const auto& [name, count] : s.other_check_lines)
+      others.push_back(fmt::format("{} ({})", fabric::printable(name), count));
+    auto asked = check_name(*s.only);
+    fabric::cli::usage_error(fmt::format("--check {}: the input has no {} pair lines, only pair lines of {}", asked, asked,
+                                         fmt::join(others, ", ")));
+  }
   matrix m;
   m.check = s.only.value_or(check::ping);
   auto& run = s.keep_latest_run(m.run);
   auto joined = s.join_orphans(run, m.run);
-  auto order = s.host_order(run);
+  strangers outside;
+  auto order = s.host_order(run, outside);
   m.hosts.reserve(order.size());
   for (auto h : order) m.hosts.push_back(s.names[h]);
   s.final_words(run, order, m);
   s.take_run_facts(run, order, m);
   run = {};  // the records' memory, before the verdicts
   m.errors = std::move(s.errors);
-  s.add_notes(m, lines, joined);
+  s.add_notes(m, lines, joined, outside);
   return m;
 }
 

@@ -23,6 +23,12 @@ namespace sweep {
 /// hosts); a longer one is skipped and counted, never fatal.
 inline constexpr std::size_t max_line_bytes = std::size_t{32} << 20;
 
+/// The longest host name the report takes, in bytes as read (a host
+/// name's own limit; DNS allows 253): a pair naming a longer one is
+/// skipped and counted, and a host list leaves it out, so that one name
+/// of megabytes cannot make a table of gigabytes.
+inline constexpr std::size_t max_host_name_bytes = 255;
+
 /// What the line reader could not use, for the report's notes.
 struct line_counts {
   std::size_t foreign = 0;    ///< lines that were not the sweep's (no JSON, another tool, pieces that never ended)
@@ -125,6 +131,8 @@ struct line_word {
   /// --bw-fraction and --expect-gbps), when every one is in range.
   std::optional<verdict_options> verdict;
   std::size_t malformed = 0;      ///< pair entries skipped for a wrong type or value
+  std::size_t long_names = 0;     ///< pair entries skipped for a host name over max_host_name_bytes
+  bool lone_surrogates = false;   ///< read with a lone UTF-16 surrogate escape (\ud800) as the text it is
 };
 
 /// Reads JSON texts with simdjson (measured some 20 times faster than

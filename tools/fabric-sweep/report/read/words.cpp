@@ -4,6 +4,8 @@
 // skipped and counted, the rest of the line still read.
 #include "fabric-sweep/report/read/read.hpp"
 
+#include "fabric/base/text.hpp"
+
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -18,25 +20,6 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-/// The length of the valid UTF-8 sequence at the start of `b`, 0 when
-/// there is none (a stray, overlong or surrogate byte, a sequence cut off).
-std::size_t utf8_sequence(std::string_view b) {
-  auto at = [&](std::size_t i) { return static_cast<unsigned char>(b[i]); };
-  auto tail = [&](std::size_t i) { return i < b.size() && (at(i) & 0xc0) == 0x80; };
-  unsigned char c = at(0);
-  if (c < 0x80) return 1;
-  if (c >= 0xc2 && c <= 0xdf) return tail(1) ? 2 : 0;
-  if (c >= 0xe0 && c <= 0xef) {
-    if (!tail(1) || !tail(2) || (c == 0xe0 && at(1) < 0xa0) || (c == 0xed && at(1) > 0x9f)) return 0;
-    return 3;
-  }
-  if (c >= 0xf0 && c <= 0xf4) {
-    if (!tail(1) || !tail(2) || !tail(3) || (c == 0xf0 && at(1) < 0x90) || (c == 0xf4 && at(1) > 0x8f)) return 0;
-    return 4;
-  }
-  return 0;
-}
-
 /// A line whose strings carry bytes that are not UTF-8 (a launcher or a
 /// file that mangled them): each such byte as the text \xNN, as every
 /// message quotes bytes, so that the line is read and its pair kept.
@@ -44,7 +27,7 @@ std::string with_bad_bytes_escaped(std::string_view line) {
   std::string out;
   out.reserve(line.size() + 16);
   while (!line.empty()) {
-    if (auto n = utf8_sequence(line)) {
+    if (auto n = fabric::utf8_sequence(line)) {
       out.append(line.substr(0, n));
       line.remove_prefix(n);
     } else {
@@ -55,8 +38,58 @@ std::string with_bad_bytes_escaped(std::string_view line) {
   return out;
 }
 
-/// Why a pair entry is skipped: a field of the wrong type or value.
+/// The UTF-16 unit of the \uXXXX escape at `at` (its backslash), if any.
+std::optional<unsigned> unicode_escape(std::string_view text, std::size_t at) {
+  if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') return std::nullopt;
+  unsigned unit = 0;
+  auto hex = text.substr(at + 2, 4);
+  auto [end, ec] = std::from_chars(hex.data(), hex.data() + 4, unit, 16);
+  if (ec != std::errc() || end != hex.data() + 4) return std::nullopt;
+  return unit;
+}
+
+/// A line whose strings carry a UTF-16 surrogate escape without its other
+/// half (a lone "\ud800", no character at all, for which simdjson refuses
+/// the line): each such escape as the text it is, \ud800, as a byte that
+/// is not UTF-8 becomes \xNN, so that the line is read and its pair kept.
+/// Nothing when there is none.
+std::optional<std::string> with_lone_surrogates_as_text(std::string_view line) {
+  auto high = [](unsigned u) { return u >= 0xd800 && u <= 0xdbff; };
+  auto low = [](unsigned u) { return u >= 0xdc00 && u <= 0xdfff; };
+  std::string out;
+  bool any = false;
+  for (std::size_t i = 0; i < line.size();) {
+    if (line[i] != '\\' || i + 1 == line.size()) {
+      out += line[i++];
+      continue;
+    }
+    auto unit = unicode_escape(line, i);
+    if (!unit) {  // another escape: its two characters
+      out.append(line.substr(i, 2));
+      i += 2;
+    } else if (auto next = unicode_escape(line, i + 6); high(*unit) && next && low(*next)) {
+      out.append(line.substr(i, 12));
+      i += 12;
+    } else {
+      if (high(*unit) || low(*unit)) {
+        out += '\\';
+        any = true;
+      }
+      out.append(line.substr(i, 6));
+      i += 6;
+    }
+  }
+  if (!any) return std::nullopt;
+  return out;
+}
+
+/// Why a pair entry is skipped: a field of the wrong type or value, or a
+/// host name longer than any host's.
 struct malformed {};
+struct long_name {};
+
+/// A host's name: at most max_host_name_bytes.
+bool host_name(std::string_view name) { return !name.empty() && name.size() <= max_host_name_bytes; }
 
 std::optional<element> field(const object& o, std::string_view key) {
   element e;
@@ -197,6 +230,7 @@ side_record side_of(const element& e) {
   r.server = text(o, "server");
   r.client = text(o, "client");
   if (r.server.empty() || r.client.empty() || r.server == r.client) throw malformed{};
+  if (!host_name(r.server) || !host_name(r.client)) throw long_name{};
   auto side = text(o, "side", "client");
   if (side != "client" && side != "server") throw malformed{};
   r.client_side = side == "client";
@@ -262,6 +296,8 @@ struct line_reader::state {
       word.pairs.push_back(side_of(e));
     } catch (const malformed&) {
       ++word.malformed;
+    } catch (const long_name&) {
+      ++word.long_names;
     }
   }
   void add_hosts(const element& e) {
@@ -271,7 +307,7 @@ struct line_reader::state {
     for (auto h : list) {
       std::string_view name;
       if (h.get_string().get(name) != simdjson::SUCCESS || name.empty()) return;
-      hosts.push_back(name);
+      if (host_name(name)) hosts.push_back(name);
     }
     word.hosts = std::move(hosts);
   }
@@ -280,14 +316,14 @@ struct line_reader::state {
     auto peers = field(o, "peers");
     std::string_view self;
     simdjson::dom::array list;
-    if (!peers || peers->is_null() || o["host"].get(self) != simdjson::SUCCESS || self.empty() ||
+    if (!peers || peers->is_null() || o["host"].get(self) != simdjson::SUCCESS || !host_name(self) ||
         peers->get_array().get(list) != simdjson::SUCCESS)
       return;
     std::vector<std::string_view> names;
     for (auto h : list) {
       std::string_view name;
       if (h.get_string().get(name) != simdjson::SUCCESS || name.empty() || name == self) return;
-      names.push_back(name);
+      if (host_name(name)) names.push_back(name);
     }
     word.plan_host = self;
     word.plan_peers = std::move(names);
@@ -297,7 +333,7 @@ struct line_reader::state {
   /// older lines.
   void add_port(const object& o) {
     std::string_view self;
-    if (o["host"].get(self) != simdjson::SUCCESS || self.empty()) return;
+    if (o["host"].get(self) != simdjson::SUCCESS || !host_name(self)) return;
     auto mtu_of = [](const object& from) -> std::optional<std::uint32_t> {
       std::uint64_t mtu = 0;
       if (from["mtu"].get_uint64().get(mtu) != simdjson::SUCCESS || mtu < 256 || mtu > 65536) return std::nullopt;
@@ -363,6 +399,8 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.first_run_gbps.reset();
   s.word.verdict.reset();
   s.word.malformed = 0;
+  s.word.long_names = 0;
+  s.word.lone_surrogates = false;
   s.buffer.assign(json);
   s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
   element root;
@@ -372,6 +410,15 @@ const line_word& line_reader::read(std::string_view json) {
     auto size = s.buffer.size();
     s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
     parsed = s.parser.parse(s.buffer.data(), size, false).get(root);
+  }
+  if (parsed == simdjson::STRING_ERROR) {
+    if (auto mended = with_lone_surrogates_as_text(std::string_view(s.buffer.data(), s.buffer.size() - simdjson::SIMDJSON_PADDING))) {
+      s.buffer = std::move(*mended);
+      auto size = s.buffer.size();
+      s.buffer.append(simdjson::SIMDJSON_PADDING, '\0');
+      parsed = s.parser.parse(s.buffer.data(), size, false).get(root);
+      s.word.lone_surrogates = parsed == simdjson::SUCCESS;
+    }
   }
   if (parsed != simdjson::SUCCESS) return s.word;
   object line;

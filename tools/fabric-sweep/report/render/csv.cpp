@@ -1,7 +1,9 @@
 // The matrix as CSV (RFC 4180): one row per pair, for a spreadsheet or a
-// script; and the suspect links, one row each. Host names and errors come from the input, so every text field
-// is quoted as the RFC says, a control character is written as \xNN, and
-// a field a spreadsheet would take for a formula is led by a quote.
+// script; and the suspect links (report --fabric), one row each. Host
+// names and errors come from the input, so every text field is quoted as
+// the RFC says (and where a ';' would split it), a control character or a
+// byte that is not UTF-8 is written as \xNN (UTF-8 stays itself), and a
+// field a spreadsheet would take for a formula is led by a quote.
 #include "fabric-sweep/report/render/render.hpp"
 
 #include "fabric-sweep/discover/subnet.hpp"
@@ -15,15 +17,21 @@ namespace sweep {
 
 namespace {
 
+/// A field: quoted when it holds a separator (',', or ';' where a
+/// spreadsheet's locale splits there) or a quote; a formula's first
+/// character led by a quote wherever a cell could start, the field's
+/// start or after a separator (a reader that splits there anyway would
+/// take "a;=1+1" for a name and a formula).
 std::string field(std::string_view text) {
   std::string out;
-  if (!text.empty() && (text.front() == '=' || text.front() == '+' || text.front() == '-' || text.front() == '@'))
-    out += '\'';
-  for (char c : fabric::printable(text)) {
+  bool cell_starts = true;
+  for (char c : fabric::printable_utf8(text)) {
+    if (cell_starts && (c == '=' || c == '+' || c == '-' || c == '@')) out += '\'';
+    cell_starts = c == ',' || c == ';';
     if (c == '"') out += "\"\"";
     else out += c;
   }
-  return out.find_first_of(",\"") == std::string::npos ? out : "\"" + out + "\"";
+  return out.find_first_of(",;\"") == std::string::npos ? out : "\"" + out + "\"";
 }
 
 std::string number(std::optional<double> v, int digits) {

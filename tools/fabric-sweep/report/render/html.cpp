@@ -24,10 +24,11 @@ namespace sweep {
 
 namespace {
 
-/// Text for the page: made printable as every message is, then HTML's own.
+/// Text for the page: control characters and bytes that are not UTF-8
+/// escaped (printable_utf8, the page being UTF-8), then HTML's own.
 std::string escape(std::string_view text) {
   std::string out;
-  for (char c : fabric::printable(text)) {
+  for (char c : fabric::printable_utf8(text)) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
@@ -102,7 +103,7 @@ std::string fill_of(const matrix& m, const merged_pair& p, std::optional<double>
 template <class Names>
 int label_overhang(const Names& names, int font) {
   std::size_t longest = 0;
-  for (const auto& n : names) longest = std::max(longest, fabric::printable(n).size());
+  for (const auto& n : names) longest = std::max(longest, fabric::columns(fabric::printable_utf8(n)));
   return static_cast<int>(longest) * font * 3 / 10;
 }
 
@@ -240,7 +241,8 @@ std::string overview_svg(const matrix& m, const std::vector<host_group>& groups)
     for (std::size_t y = x; y < g; ++y) {
       auto b = block_of(m, groups[x], groups[y], x == y, figures);
       if (!b.worst) continue;
-      auto title = fmt::format("{} &#xd7; {}: {} pairs, {} bad", escape(groups[x].name), escape(groups[y].name), b.pairs, b.bad);
+      auto title = fmt::format("{} &#xd7; {}: {}, {} bad", escape(groups[x].name), escape(groups[y].name),
+                               fabric::counted(b.pairs, "pair"), b.bad);
       if (b.median) title += fmt::format("; median {}", figure_text(m, *b.median));
       title += "; worst: " + pair_title(m, *b.worst);
       auto fill = b.bad > 0 || b.pairs == 0 ? fill_of(m, *b.worst, b.worst->figure())
@@ -380,8 +382,9 @@ std::string html_page(const matrix& m, const page_context& ctx) {
   std::string scale_words;
   auto bar = m.bar.value;
   scale_words = fmt::format(
-      "<span>{} (median)</span><span class=\"scale\"></span><span>{}</span><span class=\"box\" style=\"background:{}\"></span>{} (slow)",
-      figure_text(m, m.bar.group.median), bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"), heat(1.0),
+      "<span>{}</span><span class=\"scale\"></span><span>{}</span><span class=\"box\" style=\"background:{}\"></span>{} (slow)",
+      m.bar.group.samples > 0 ? figure_text(m, m.bar.group.median) + " (median)" : std::string("the median"),
+      bar ? figure_text(m, *bar) + " (the bar)" : std::string("the bar"), heat(1.0),
       measures_bandwidth(m.check) ? "below the bar" : "above the bar");
   std::string legend = fmt::format(
       R"x(<p class="legend">{}<span class="box" style="background:{}"></span>failed<span class="box" style="background:{}"></span>not reported{}</p>)x",
@@ -418,8 +421,8 @@ std::string html_page(const matrix& m, const page_context& ctx) {
   // Where to look first, above the map: the worst hosts, a line or a few.
   std::string worst;
   for (std::size_t i = 0; i < m.worst.size() && i < 200; ++i)
-    worst += fmt::format("{}{} ({} bad pair{})", i == 0 ? "" : ", ", escape(m.worst[i].first), m.worst[i].second,
-                         m.worst[i].second == 1 ? "" : "s");
+    worst += fmt::format("{}{} ({})", i == 0 ? "" : ", ", escape(m.worst[i].first),
+                         fabric::counted(static_cast<std::size_t>(m.worst[i].second), "bad pair"));
   if (m.worst.size() > 200) worst += fmt::format(" and {} more", m.worst.size() - 200);
   std::string notes;
   for (const auto& note : m.notes) notes += fmt::format("<li>{}</li>", escape(note));
@@ -434,10 +437,10 @@ std::string html_page(const matrix& m, const page_context& ctx) {
   if (!figures.empty()) figures[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(figures[0])));
   figures += ".";
   return fmt::format(R"x(<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {} hosts</title>
+<html lang="en"><head><meta charset="utf-8"><title>fabric-sweep: {}</title>
 <style>body{{font-family:sans-serif;margin:2em}} .legend span{{display:inline-block;vertical-align:middle;margin:0 .3em}} .legend .box{{width:1.2em;height:1em;margin-left:1em}} .legend .scale{{width:10em;height:1em;background:linear-gradient(to right,rgb(60,180,60),rgb(255,180,60))}} table{{border-collapse:collapse}} td,th{{border:1px solid #ccc;padding:.2em .5em;text-align:left}} code{{word-break:break-all}}</style>
 </head><body>
-<h1>fabric-sweep: {} hosts, {} pairs, check {}</h1>
+<h1>fabric-sweep: {}, {}, check {}</h1>
 <p id="when">{}</p>
 <p id="options">Options: <code>{}</code></p>
 <p>{} ok, {} slow, {} failed, {} not reported. {}</p>
@@ -448,7 +451,8 @@ std::string html_page(const matrix& m, const page_context& ctx) {
 <h2>Notes</h2><ul>{}</ul>
 {}</body></html>
 )x",
-                     n, n, m.planned(), check_name(m.check), when.empty() ? "time of the run unknown" : when,
+                     fabric::counted(n, "host"), fabric::counted(n, "host"), fabric::counted(m.planned(), "pair"),
+                     check_name(m.check), when.empty() ? "time of the run unknown" : when,
                      escape(ctx.options), m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
                      m.count(pair_state::missing), figures, worst.empty() ? "none" : worst, suspects_html(m),
                      m.fabric_check() ? std::string() : legend, m.fabric_check() ? std::string() : body, table,

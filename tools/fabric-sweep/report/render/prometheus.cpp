@@ -31,7 +31,7 @@ void suspect_gauges(exposition& out, const std::vector<locate::suspect>& suspect
   auto sample = [&out](std::string_view family, const locate::suspect& s, double value, std::string_view counter = {}) {
     const auto& a = s.ends[0];
     const auto& b = s.ends[1];
-    auto a_name = fabric::printable(a.description), b_name = fabric::printable(b.description);
+    auto a_name = fabric::printable_utf8(a.description), b_name = fabric::printable_utf8(b.description);
     auto a_guid = subnet::guid_text(a.node_guid), b_guid = subnet::guid_text(b.node_guid);
     auto a_port = std::to_string(a.port), b_port = std::to_string(b.port);
     if (counter.empty())
@@ -65,6 +65,11 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
   // The check is a label, so that sweeps of every check share the families.
   std::string check(check_name(m.check));
   auto n = m.hosts.size();
+  // Label values as every rendering writes a name: UTF-8 as it is, a
+  // control character as the text \xNN.
+  std::vector<std::string> hosts;
+  hosts.reserve(n);
+  for (const auto& h : m.hosts) hosts.push_back(fabric::printable_utf8(h));
   if (measures_bandwidth(m.check)) {
     if (auto bar = m.bar.value) {
       out.family("fabric_sweep_bar_bytes_per_second", "The bandwidth below which a pair is slow");
@@ -81,28 +86,31 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
     out.family("fabric_sweep_host_min_out_bytes_per_second", "A host's lowest bandwidth to a peer");
     for (std::size_t i = 0; i < n; ++i)
       if (lowest_out[i])
-        out.sample("fabric_sweep_host_min_out_bytes_per_second", {{"check", check}, {"host", m.hosts[i]}},
+        out.sample("fabric_sweep_host_min_out_bytes_per_second", {{"check", check}, {"host", hosts[i]}},
                    *lowest_out[i] * bytes_per_gbit);
     out.family("fabric_sweep_host_min_in_bytes_per_second", "A host's lowest bandwidth from a peer");
     for (std::size_t i = 0; i < n; ++i)
       if (lowest_in[i])
-        out.sample("fabric_sweep_host_min_in_bytes_per_second", {{"check", check}, {"host", m.hosts[i]}},
+        out.sample("fabric_sweep_host_min_in_bytes_per_second", {{"check", check}, {"host", hosts[i]}},
                    *lowest_in[i] * bytes_per_gbit);
     if (every_pair) {
       out.family("fabric_sweep_pair_bandwidth_bytes_per_second", "A pair's bandwidth in one direction (from, to)");
       for (const auto& p : m.pairs) {
         if (auto d = p.a_to_b())
           out.sample("fabric_sweep_pair_bandwidth_bytes_per_second",
-                     {{"check", check}, {"from", m.hosts[p.a]}, {"to", m.hosts[p.b]}}, d->gbps * bytes_per_gbit);
+                     {{"check", check}, {"from", hosts[p.a]}, {"to", hosts[p.b]}}, d->gbps * bytes_per_gbit);
         if (auto d = p.b_to_a())
           out.sample("fabric_sweep_pair_bandwidth_bytes_per_second",
-                     {{"check", check}, {"from", m.hosts[p.b]}, {"to", m.hosts[p.a]}}, d->gbps * bytes_per_gbit);
+                     {{"check", check}, {"from", hosts[p.b]}, {"to", hosts[p.a]}}, d->gbps * bytes_per_gbit);
       }
     }
   } else {
-    out.family("fabric_sweep_median_p50_seconds",
-               "The fleet's median of the pairs' median times (round trip, or connection setup: the check label)");
-    out.sample("fabric_sweep_median_p50_seconds", {{"check", check}}, m.bar.group.median / us_per_s);
+    // No pair measured, no median: a 0 would read as perfect latency.
+    if (m.latency_measured()) {
+      out.family("fabric_sweep_median_p50_seconds",
+                 "The fleet's median of the pairs' median times (round trip, or connection setup: the check label)");
+      out.sample("fabric_sweep_median_p50_seconds", {{"check", check}}, m.bar.group.median / us_per_s);
+    }
     // Each host's slowest pair: a slow host shows without a series per pair.
     std::vector<std::optional<double>> slowest(n);
     for (const auto& p : m.pairs)
@@ -111,27 +119,27 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
     out.family("fabric_sweep_host_max_p50_seconds", "A host's slowest pair: the highest median time of its pairs");
     for (std::size_t i = 0; i < n; ++i)
       if (slowest[i])
-        out.sample("fabric_sweep_host_max_p50_seconds", {{"check", check}, {"host", m.hosts[i]}}, *slowest[i] / us_per_s);
+        out.sample("fabric_sweep_host_max_p50_seconds", {{"check", check}, {"host", hosts[i]}}, *slowest[i] / us_per_s);
     if (every_pair) {
       out.family("fabric_sweep_pair_p50_seconds", "A pair's median time (round trip, or connection setup: the check label)");
       for (const auto& p : m.pairs)
         if (const auto* l = p.latency())
-          out.sample("fabric_sweep_pair_p50_seconds", {{"check", check}, {"a", m.hosts[p.a]}, {"b", m.hosts[p.b]}},
+          out.sample("fabric_sweep_pair_p50_seconds", {{"check", check}, {"a", hosts[p.a]}, {"b", hosts[p.b]}},
                      l->p50 / us_per_s);
       out.family("fabric_sweep_pair_p99_seconds", "A pair's 99th percentile time (round trip, or connection setup)");
       for (const auto& p : m.pairs)
         if (const auto* l = p.latency())
-          out.sample("fabric_sweep_pair_p99_seconds", {{"check", check}, {"a", m.hosts[p.a]}, {"b", m.hosts[p.b]}},
+          out.sample("fabric_sweep_pair_p99_seconds", {{"check", check}, {"a", hosts[p.a]}, {"b", hosts[p.b]}},
                      l->p99 / us_per_s);
     }
   }
   out.family("fabric_sweep_pair_bad", "1 for a pair that is slow, failed or missing (passing pairs are not listed)");
   for (const auto& p : m.pairs)
     if (is_bad(p.state))
-      out.sample("fabric_sweep_pair_bad", {{"a", m.hosts[p.a]}, {"b", m.hosts[p.b]}, {"state", state_name(p.state)}}, 1);
+      out.sample("fabric_sweep_pair_bad", {{"a", hosts[p.a]}, {"b", hosts[p.b]}, {"state", state_name(p.state)}}, 1);
   auto bad = m.bad_pairs_by_host();
   out.family("fabric_sweep_host_bad_pairs", "Bad pairs a host is in: the likely culprit has the most");
-  for (std::size_t i = 0; i < n; ++i) out.sample("fabric_sweep_host_bad_pairs", {{"host", m.hosts[i]}}, bad[i]);
+  for (std::size_t i = 0; i < n; ++i) out.sample("fabric_sweep_host_bad_pairs", {{"host", hosts[i]}}, bad[i]);
   if (m.located) suspect_gauges(out, m.located->found.suspects);
   return out.take();
 }

@@ -32,8 +32,8 @@ void each_result(const matrix& m, const fabric::result_sink& sink);
 /// above it, the page draws an overview of groups and a table of the bad
 /// pairs, and the human output its summary lines alone.
 inline constexpr std::size_t cells_up_to = 100;
-/// Failed and re-tested pairs the human output names, each kind; the rest
-/// are counted (--csv and -j list every pair).
+/// Failed, slow and re-tested pairs the human output names, each kind; the
+/// rest are counted (--csv and -j list every pair).
 inline constexpr std::size_t pair_lines_up_to = 100;
 
 /// The verdict's rule in one sentence: "slow below 93.1 Gb/s: 0.93 of the
@@ -41,7 +41,7 @@ inline constexpr std::size_t pair_lines_up_to = 100;
 std::string bar_rule(const matrix& m);
 
 /// The human table, a cell per ordered pair, in O(pairs), and the lines
-/// that name the failed, re-tested and worst.
+/// that name the failed, slow, re-tested and worst.
 std::string format_matrix(const matrix& m);
 
 /// Groups of hosts for the page's overview: a switch's, or a name prefix's.
@@ -105,7 +105,7 @@ std::string suspects_csv_text(const matrix& m);
 
 /// The slow and failed pairs as ClusterKit's custom-mode pairs file:
 /// `ROUND HOSTA HOSTB` lines, rounds from 1, no host twice in a round
-/// (retest_rounds' packing), under a '#' header.
+/// (pack_rounds), under a '#' header.
 std::string rerun_text(const matrix& m);
 
 }  // namespace sweep

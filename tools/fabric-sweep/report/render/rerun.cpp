@@ -4,6 +4,8 @@
 // just those pairs with the launcher of the sweep.
 #include "fabric-sweep/report/render/render.hpp"
 
+#include "fabric/base/text.hpp"
+
 #include <fmt/format.h>
 
 namespace sweep {
@@ -21,12 +23,14 @@ std::string rerun_text(const matrix& m) {
   auto rounds = pack_rounds(std::move(bad));
   std::size_t pairs = 0;
   for (const auto& r : rounds) pairs += r.size();
-  std::string out = fmt::format("# fabric-sweep report: the {} slow and failed pairs of --check {}, in {} rounds\n", pairs,
-                                check_name(m.check), rounds.size());
+  std::string out = fmt::format("# fabric-sweep report: the {} of --check {}, in {}\n",
+                                fabric::counted(pairs, "slow or failed pair", "slow and failed pairs"), check_name(m.check),
+                                fabric::counted(rounds.size(), "round"));
   out += "# run them again: fabric-sweep --pairs FILE, under the sweep's launcher\n";
   // The re-run's report judges by the bar they were found slow by.
   if (m.bar.value && m.bar.source != bar_source::ports) out += bar_line(m.check, *m.bar.value) + "\n";
-  if (unnamed > 0) out += fmt::format("# {} pairs left out: a host name with a blank or '#'\n", unnamed);
+  if (unnamed > 0)
+    out += fmt::format("# {} left out: a host name with a blank or '#'\n", fabric::counted(unnamed, "pair"));
   for (std::size_t r = 0; r < rounds.size(); ++r)
     for (const auto& p : rounds[r])
       out += fmt::format("{} {} {}\n", r + 1, m.hosts[static_cast<std::size_t>(p.server)],

@@ -13,6 +13,7 @@ std::string bar_rule(const matrix& m) {
   switch (b.source) {
     case bar_source::none:
       if (kind_of(m.check).judged == judged_by::delivery) return "a pair passes when each side heard the other";
+      if (b.fleet_pairs == 0) return "no pair measured";
       return "no bar: fewer than 3 pairs measured";
     case bar_source::expected:
       return bw ? fmt::format("{} {}: {} of the expected {}", past, figure(*b.value), b.bw_fraction, figure(*b.expected))

@@ -24,7 +24,9 @@ enum class output_mode {
   lines,     ///< --json=lines: one JSON object a line, events as they happen, the document last
 };
 
-/// The schema name of a tool's documents and lines: "fabric-toolkit/rping/1".
+/// The schema name of a tool's documents and lines, with its version:
+/// "fabric-toolkit/rping/1", "fabric-toolkit/fabric-sweep/2"
+/// (schemas/CHANGES.md says what each version changed).
 std::string schema_name(std::string_view tool);
 
 /// A JSON value as text whatever bytes its strings hold: bytes that are
