@@ -346,7 +346,7 @@ suspect suspect_of(const index& at, std::uint32_t l, const traffic& t, const evi
 
 std::string link_name(const suspect& s) {
   auto end = [](const suspect_end& e) {
-    return fmt::format("{} port {}", e.description.empty() ? subnet::guid_text(e.node_guid) : fabric::printable(e.description),
+    return fmt::format("{} port {}", e.description.empty() ? subnet::guid_text(e.node_guid) : fabric::printable_utf8(e.description),
                        e.port);
   };
   return end(s.ends[0]) + " - " + end(s.ends[1]);

@@ -84,7 +84,7 @@ location locate(const subnet::fabric& before, const subnet::fabric* after, const
                 const std::vector<judged_pair>& pairs);
 
 /// "leaf03 port 6 - spine02 port 3": a suspect link by its two ends, each
-/// by its node's description (escaped) or, without one, its GUID.
+/// by its node's description (printable_utf8) or, without one, its GUID.
 std::string link_name(const suspect& s);
 
 /// The best width and speed a link's two ports can run at: the widest

@@ -94,7 +94,7 @@ std::string suspects_text(const matrix& m) {
     for (const auto& field : fields)
       if (!field.human.empty() && field.said(s)) line += fmt::format(fmt::runtime(field.human), field.text(s));
     if (line.starts_with("; ")) line.erase(0, 2);
-    out += fmt::format("{:>3}. {}: {}\n     {}\n", i + 1, locate::link_name(s), line, fabric::printable(s.reason));
+    out += fmt::format("{:>3}. {}: {}\n     {}\n", i + 1, locate::link_name(s), line, fabric::printable_utf8(s.reason));
   }
   return out;
 }
