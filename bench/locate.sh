@@ -24,7 +24,7 @@ for n in "${sizes[@]}"; do
     --html "$work/page.html" --prometheus "$work/sweep.prom" "$work/in.jsonl" >"$work/out.json" 2>"$work/time" || true
   wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time")
   rss=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time")
-  first=$(/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]["suspects"]; print(" - ".join(f"{e["description"]} port {e["port"]}" for e in s[0]["ends"]) if s else "none")' "$work/out.json")
+  first=$(/usr/bin/python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]["suspects"]; print(" - ".join(e["description"] + " port " + str(e["port"]) for e in s[0]["ends"]) if s else "none")' "$work/out.json")
   printf 'report --fabric: %5d hosts, input %5d MB: %s wall, %d MB peak RSS; first suspect %s (%s)\n' "$n" "$input" "$wall" \
     $((rss / 1024)) "$first" "$(cat "$work/inputs")"
   rm -f "$work/in.jsonl"
