@@ -1,19 +1,18 @@
 #!/usr/bin/env bash
-# fabric-sweep discover and the locating on simulated InfiniBand fat trees
-# (ibsim, routed by OpenSM, reached through libumad2sim): discover before
-# and after a fault set through ibsim's console, pairs made up from the
-# routes (tests/subnet/pairs: those that cross the faulty link slow or
-# failed), and the faulty link first among the suspects, no healthy link
-# among the first three. The faults: a leaf's uplink with symbol errors
+# fabric-sweep discover and report --fabric on simulated InfiniBand fat
+# trees (ibsim, routed by OpenSM, reached through libumad2sim): discover
+# before and after a fault set through ibsim's console, a sweep's pair
+# lines made up from the routes (tests/subnet/pairs: those that cross the
+# faulty link slow or failed), and the report's summary.suspects: the
+# faulty link first, no healthy link among the first three. The faults: a leaf's uplink with symbol errors
 # (PerformanceSet), an uplink unlinked and the routes moved (Unlink), and,
 # on a three-level tree, a link trained at 1X. discover's nodes and links
 # are compared with rdma-core's ibnetdiscover, and routes with ibtracert.
 . "$(dirname "$0")/../acm/lib.sh" "$@"
 SWEEP=$BIN/fabric-sweep
-LOCATE=$BIN/../tests/fabric_locate
 SUB=$HERE/../subnet
 SIM=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
-for f in "$SIM" /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/ibnetdiscover /usr/sbin/ibtracert "$LOCATE"; do
+for f in "$SIM" /usr/bin/ibsim /usr/sbin/opensm /usr/sbin/ibnetdiscover /usr/sbin/ibtracert; do
   [ -e "$f" ] || { echo "SKIP: $f missing (scripts/install-deps installs ibsim-utils, opensm, infiniband-diags)"; finish; exit; }
 done
 cd "$WORK" || exit 1
@@ -56,15 +55,29 @@ PY
 sim() { local secs=$1; shift; SIM_HOST=${SIM_HOST:-host001 mlx5_0} LD_PRELOAD=$SIM timeout -k 2 "$secs" "$@"; }
 console() { local fd; eval "fd=\$CONSOLE_$1"; echo "$2" >&"$fd"; }
 
-# check NAME BEFORE [AFTER] PAIRS NODE:PORT NODE:PORT: the link between the
-# two ports is the first suspect, and no other link among the first three.
+# locate NAME BEFORE [AFTER] LINES: fabric-sweep report -j --fabric on the
+# pair lines, its document in $WORK/NAME.locate: valid against the schema,
+# and exit 1 (a suspect or a bad pair fails the report).
+locate() {
+  local name=$1 rc=0; shift
+  local docs=("${@:1:$#-1}") args=()
+  for f in "${docs[@]}"; do args+=(--fabric "$f"); done
+  timeout -k 2 120 "$SWEEP" report -j "${args[@]}" "${@: -1}" >"$WORK/$name.locate" 2>"$WORK/$name.locate.err" </dev/null || rc=$?
+  [ $rc -eq 1 ] && json_check "$WORK/$name.locate" 'd["summary"]["suspects"] is not None' && return 0
+  fail "$name: report --fabric (exit $rc)"; cat "$WORK/$name.locate.err"; head -c 2000 "$WORK/$name.locate"
+  return 1
+}
+
+# check_first NAME BEFORE [AFTER] LINES NODE:PORT NODE:PORT: the link between
+# the two ports is the report's first suspect, and no other link among the
+# first three.
 check_first() {
   local name=$1; shift
   local a=${*: -2:1} b=${*: -1}
-  "$LOCATE" "${@:1:$#-2}" >"$WORK/$name.locate" 2>"$WORK/$name.locate.err" || { fail "$name: locate failed"; cat "$WORK/$name.locate.err"; return; }
+  locate "$name" "${@:1:$#-2}" || return
   if "$PY" - "$WORK/$name.locate" "$a" "$b" <<'PY'; then
 import json, sys
-d = json.load(open(sys.argv[1]))
+d = json.load(open(sys.argv[1]))["summary"]
 want = {tuple(x.rsplit(":", 1)) for x in sys.argv[2:4]}
 ends = lambda s: {(e["description"], str(e["port"])) for e in s["ends"]}
 s = d["suspects"]
@@ -147,11 +160,12 @@ if bed two "$WORK/two.net"; then
   "$SUB/pairs" "$WORK/a.before.json" --bad leaf03:6 -o "$WORK/a.pairs" 2>"$WORK/a.pairs.err"
   sed 's/^/    | /' "$WORK/a.pairs.err"
   check_first "errors on leaf03's uplink (PerformanceSet)" "$WORK/a.before.json" "$WORK/a.after.json" "$WORK/a.pairs" leaf03:6 spine02:3
-  if "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["suspects"][0]; sys.exit(0 if s["counters"]=={"symbol_errors":1000,"link_error_recovery":3} else 1)' "$WORK/errors on leaf03's uplink (PerformanceSet).locate"; then
+  if "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]["suspects"][0]; sys.exit(0 if s["counters"]=={"symbol_errors":1000,"link_error_recovery":3} else 1)' "$WORK/errors on leaf03's uplink (PerformanceSet).locate"; then
     pass "the counters that rose are named with their increase"; else fail "the counters of the suspect"; fi
-  "$LOCATE" "$WORK/a.before.json" "$WORK/a.after.json" /dev/null >"$WORK/a.check" 2>&1
-  if "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["suspects"]; e={(x["description"],x["port"]) for x in s[0]["ends"]}; sys.exit(0 if len(s)==1 and e=={("leaf03",6),("spine02",3)} else 1)' "$WORK/a.check"; then
-    pass "without pairs, a fabric check: the link whose counters rose, alone"; else fail "fabric check"; cat "$WORK/a.check"; fi
+  : >"$WORK/empty"
+  locate check "$WORK/a.before.json" "$WORK/a.after.json" "$WORK/empty" &&
+  if "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]["suspects"]; e={(x["description"],x["port"]) for x in s[0]["ends"]}; sys.exit(0 if len(s)==1 and e=={("leaf03",6),("spine02",3)} else 1)' "$WORK/check.locate"; then
+    pass "without pairs, a fabric check: the link whose counters rose, alone"; else fail "fabric check"; cat "$WORK/check.locate"; fi
 
   # An uplink unlinked: OpenSM moves the routes; the pairs that crossed it failed.
   console two 'Unlink "leaf05"[7]'
@@ -192,7 +206,7 @@ if bed three "$WORK/three.net"; then
   "$SUB/pairs" "$WORK/c.json" --bad agg03-1:3 -o "$WORK/c.pairs" 2>"$WORK/c.pairs.err"
   sed 's/^/    | /' "$WORK/c.pairs.err"
   check_first "agg03-1's uplink at 1X" "$WORK/c.json" "$WORK/c.pairs" agg03-1:3 core1-01:3
-  if "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["suspects"][0]; sys.exit(0 if (s["width"],s["width_supported"])==("1X","4X") else 1)' "$WORK/agg03-1's uplink at 1X.locate"; then
+  if "$PY" -c 'import json,sys; s=json.load(open(sys.argv[1]))["summary"]["suspects"][0]; sys.exit(0 if (s["width"],s["width_supported"])==("1X","4X") else 1)' "$WORK/agg03-1's uplink at 1X.locate"; then
     pass "the narrow link's width: 1X of 4X"; else fail "the narrow link's width"; fi
 fi
 

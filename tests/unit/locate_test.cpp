@@ -70,6 +70,10 @@ TEST(locate, a_faulty_uplink_ranks_first_and_alone) {
   EXPECT_EQ(top.pairs_bad, top.pairs_crossing);
   EXPECT_NE(top.reason.find("while the other links of"), std::string::npos) << top.reason;
   EXPECT_EQ(loc.suspects.size(), 1u) << loc.suspects[1].reason;
+  // Each bad pair is the uplink's to explain; a good pair no link's.
+  ASSERT_EQ(loc.explained_by.size(), pairs.size());
+  for (std::size_t i = 0; i < pairs.size(); ++i)
+    EXPECT_EQ(loc.explained_by[i], pairs[i].bad ? 0u : sweep::locate::no_suspect) << i;
 }
 
 TEST(locate, a_slow_host_names_its_own_link) {
@@ -120,7 +124,7 @@ TEST(locate, counters_that_rose_and_a_link_that_went_down_without_pairs) {
   EXPECT_TRUE(names(loc.suspects[1], "leaf02", "spine01"));
   ASSERT_EQ(loc.suspects[1].counters.size(), 1u);
   EXPECT_EQ(loc.suspects[1].counters[0], (std::pair<std::string, std::uint64_t>{"symbol_errors", 1000}));
-  EXPECT_NE(loc.suspects[1].reason.find("Symbol_errors rose by 1000"), std::string::npos) << loc.suspects[1].reason;
+  EXPECT_NE(loc.suspects[1].reason.find("Its error counters rose: symbol_errors by 1000"), std::string::npos) << loc.suspects[1].reason;
 }
 
 TEST(locate, errors_on_the_link_of_the_bad_pairs_raise_it) {

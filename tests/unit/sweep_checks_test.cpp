@@ -128,6 +128,18 @@ TEST(sweep_pair_fields, every_figure_is_in_the_json_null_when_the_check_has_none
   EXPECT_EQ(sweep::pair_line(p, false, 64), "round 1: a <-> b: error: no datagram in time");
 }
 
+TEST(sweep_pair_fields, a_pair_line_carries_its_sides_port_in_the_subnet) {
+  auto p = pair_of(sweep::check::ping, "server");
+  auto unknown = sweep::pair_json(p, 0, std::nullopt);
+  EXPECT_TRUE(unknown["port_guid"].is_null());
+  EXPECT_TRUE(unknown["lid"].is_null());
+  p.port_guid = 0x0002c90300a1b2c3;
+  p.lid = 17;
+  auto j = sweep::pair_json(p, 0, std::nullopt);
+  EXPECT_EQ(j["port_guid"], "0x0002c90300a1b2c3");
+  EXPECT_EQ(j["lid"], 17);
+}
+
 TEST(sweep_pair_fields, a_bw_line_names_each_direction_by_its_hosts) {
   auto p = pair_of(sweep::check::bw, "client");
   p.client_to_server = fabric::transfer{1'000'000'000, 1.0};

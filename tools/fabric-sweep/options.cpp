@@ -181,6 +181,13 @@ void add_options(CLI::App& app, options& opt) {
   rep->add_option("--rail", opt.report.rail,
                   "With --rails: report only the pairs of this rail (judged by every rail's common bar)")
       ->type_name("RAIL");
+  rep->add_option("--fabric", opt.report.fabric,
+                  "A fabric document (discover) taken before the sweep; again: the one taken after it. Locates the "
+                  "bad pairs on the fabric and names the suspect links")
+      ->allow_extra_args(false)
+      ->type_name(std::string(fabric::completion::file_type));
+  rep->add_option("--suspects-csv", opt.report.suspects_csv, "With --fabric: write one row per suspect link here, CSV")
+      ->type_name(std::string(fabric::completion::file_type));
   rep->fallthrough();  // -j, --json=lines and the verdict's options after "report" too
   std::vector<CLI::Option*> run_only{hosts,   rank,     address,  address_file, port,           run_check,
                                      acm_service, group, count, size,    duration,     unidirectional, quick,
@@ -275,7 +282,16 @@ void add_options(CLI::App& app, options& opt) {
 }
 
 void validate(const options& opt) {
-  if (opt.mode == mode::report || opt.mode == mode::discover) return;
+  if (opt.mode == mode::report) {
+    const auto& r = opt.report;
+    if (r.fabric.size() > 2)
+      fabric::cli::usage_error(fmt::format("--fabric: given {} times; give the document taken before the sweep, and the "
+                                           "one taken after it",
+                                           r.fabric.size()));
+    if (!r.suspects_csv.empty() && r.fabric.empty()) fabric::cli::usage_error("--suspects-csv: the suspects need --fabric");
+    return;
+  }
+  if (opt.mode == mode::discover) return;
   for (const auto& d : opt.health.devices)
     if (d.empty() || d == "." || d == ".." ||
         std::any_of(d.begin(), d.end(), [](unsigned char c) { return c == '/' || std::isspace(c) != 0 || c < 0x20; }))
@@ -331,6 +347,8 @@ nlohmann::json options_json(const options& o) {
             {"outliers_file", text_or_null(o.report.outliers)},
             {"topology", text_or_null(o.report.topology)},
             {"rail", text_or_null(o.report.rail)},
+            {"fabric", o.report.fabric},
+            {"suspects_csv", text_or_null(o.report.suspects_csv)},
             {"outlier_factor", o.verdict.outlier_factor},
             {"bw_fraction", o.verdict.bw_fraction},
             {"expect_gbps", fabric::value_or_null(o.verdict.expect_gbps)},

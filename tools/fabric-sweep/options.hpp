@@ -67,6 +67,10 @@ struct report_options {
   std::string outliers;            ///< --outliers FILE: the bad pairs as ROUND HOSTA HOSTB lines
   std::string topology;            ///< --topology FILE: Slurm's topology.conf, the page's groups
   std::string rail;                ///< --rail R: the pairs of rail R only (judged with every rail's)
+  /// --fabric FILE, once or twice: fabric documents (discover), the first
+  /// taken before the sweep, the second after it.
+  std::vector<std::string> fabric;
+  std::string suspects_csv;        ///< --suspects-csv FILE: one row per suspect link
   verdict_given given;             ///< the verdict's options given after "report"
 };
 

@@ -5,7 +5,9 @@
 #include "document.hpp"
 
 #include "fabric/base/error.hpp"
+#include "fabric/base/socket.hpp"
 #include "fabric/base/text.hpp"
+#include "fabric/base/wait.hpp"
 #include "fabric/cli/console.hpp"
 #include "fabric/cli/json_values.hpp"
 
@@ -13,8 +15,12 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -456,23 +462,35 @@ reading read_document(std::string_view text) {
   return out;
 }
 
-reading read_document_file(const std::string& path) {
-  auto name = ::fabric::printable(path);
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw ::fabric::error(exit_code::usage, fmt::format("{}: {}", name, std::generic_category().message(errno)));
+reading read_document_fd(int fd, const std::string& name) {
+  auto shown = ::fabric::printable(name);
+  // A pipe (--fabric <(zcat ...)) is read as a file is: wait for its bytes.
+  if (int flags = ::fcntl(fd, F_GETFL); flags >= 0 && (flags & O_NONBLOCK) != 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   std::string text;
   char buf[1 << 16];
-  for (std::size_t got = 0; (got = std::fread(buf, 1, sizeof buf, file.get())) > 0;) {
-    text.append(buf, got);
+  for (;;) {
+    auto got = ::read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EINTR) {
+      ::fabric::throw_if_interrupted();
+      continue;
+    }
+    if (got < 0) throw ::fabric::error(exit_code::usage, fmt::format("{}: cannot be read: {}", shown, std::strerror(errno)));
+    if (got == 0) break;
+    text.append(buf, static_cast<std::size_t>(got));
     if (text.size() > max_document_bytes)
-      throw ::fabric::error(exit_code::usage, fmt::format("{}: a fabric document of more than {} MiB", name, max_document_bytes >> 20));
+      throw ::fabric::error(exit_code::usage, fmt::format("{}: a fabric document of more than {} MiB", shown, max_document_bytes >> 20));
   }
-  if (std::ferror(file.get())) throw ::fabric::error(exit_code::usage, fmt::format("{}: cannot be read", name));
   try {
     return read_document(text);
   } catch (const ::fabric::error& e) {
-    throw ::fabric::error(e.code(), fmt::format("{}: {}", name, e.what()));
+    throw ::fabric::error(e.code(), fmt::format("{}: {}", shown, e.what()));
   }
+}
+
+reading read_document_file(const std::string& path) {
+  ::fabric::unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw ::fabric::error(exit_code::usage, fmt::format("{}: {}", ::fabric::printable(path), std::strerror(errno)));
+  return read_document_fd(fd.get(), path);
 }
 
 }  // namespace sweep::subnet

@@ -51,5 +51,8 @@ reading read_document(std::string_view text);
 
 /// The same from a file (at most max_document_bytes); errors name it.
 reading read_document_file(const std::string& path);
+/// The same from a file already open (a pipe waited for): the report
+/// opens every input before it reads any. Errors name it as `name`.
+reading read_document_fd(int fd, const std::string& name);
 
 }  // namespace sweep::subnet

@@ -86,6 +86,8 @@ nlohmann::json pair_json(const pair_result& p, std::size_t index, const std::opt
                    {"server_rail", fabric::text_or_null(p.server_rail)},
                    {"client_rail", fabric::text_or_null(p.client_rail)},
                    {"port", p.port},
+                   {"port_guid", p.port_guid ? nlohmann::json(fabric::guid_text(p.port_guid)) : nlohmann::json(nullptr)},
+                   {"lid", p.lid ? nlohmann::json(p.lid) : nlohmann::json(nullptr)},
                    {"bandwidth", bandwidth ? nlohmann::json{{"client_to_server", transfer_json(p.client_to_server)},
                                                             {"server_to_client", transfer_json(p.server_to_client)}}
                                            : nlohmann::json(nullptr)},

@@ -48,6 +48,10 @@ struct pair_result {
   std::optional<rail_meeting> rails;
   std::string server_rail, client_rail;
   int port = 0;
+  /// This side's port in the subnet (its adapter's), for the report to
+  /// find the host on a fabric document; 0 when not known.
+  std::uint64_t port_guid = 0;
+  std::uint16_t lid = 0;
   bool ok = false;
   std::string error;
   /// The failure is the peer's absence (it did not come, or is gone), not

@@ -418,6 +418,10 @@ fabric::verdict run(const options& opt, run_report& rep, fabric::console& con) {
   int earlier_rounds = 0;  // of earlier sweeps: the ports go on from there
   auto report_pair = [&](pair_result done) {
     done.sweep = rep.sweeps;
+    if (rep.adapter) {
+      done.port_guid = rep.adapter->port_guid;
+      done.lid = rep.adapter->lid;
+    }
     rep.pairs.push_back(std::move(done));
     con.line(pair_line(rep.pairs.back(), repeating, size));
     con.event("result", [&] { return pair_json(rep.pairs.back(), rep.pairs.size() - 1, rep.run); });

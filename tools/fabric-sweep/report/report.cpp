@@ -3,6 +3,8 @@
 // printed; and the report's JSON document.
 #include "fabric-sweep/report/report.hpp"
 
+#include "fabric-sweep/discover/document.hpp"
+
 #include "fabric/cli/console.hpp"
 #include "fabric/base/files.hpp"
 #include "fabric/cli/json_values.hpp"
@@ -95,12 +97,22 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   // Every input and the topology opened first: a bad name costs nothing.
   std::vector<fabric::unique_fd> inputs;
   for (const auto& f : r.files) inputs.push_back(open_input(f));
+  std::vector<fabric::unique_fd> documents;
+  for (const auto& f : r.fabric) documents.push_back(open_input(f));
   std::optional<std::string> topology;
   if (!r.topology.empty()) topology = read_whole(r.topology, std::size_t{16} << 20);
+  // The fabric documents before the lines: a document that is not one
+  // costs no sweep's reading. Given twice: the first before, the second after.
+  std::vector<subnet::reading> fabrics;
+  for (std::size_t i = 0; i < documents.size(); ++i) {
+    fabrics.push_back(subnet::read_document_fd(documents[i].get(), r.fabric[i]));
+    documents[i].reset();
+  }
 
   matrix_builder builder(r.check.empty() ? std::nullopt : check_of(r.check));
   line_joiner lines([&](std::string_view label, std::string_view text) { builder.add(label, text); });
-  if (inputs.empty()) read_fd(STDIN_FILENO, lines);
+  // A fabric check of its own reads no terminal: its pairs would be typed.
+  if (inputs.empty() && (fabrics.empty() || ::isatty(STDIN_FILENO) == 0)) read_fd(STDIN_FILENO, lines);
   for (auto& fd : inputs) {
     read_fd(fd.get(), lines);
     builder.end_of_input();
@@ -110,6 +122,12 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   m = builder.finish(lines.counts());
   judge_pairs(m, opt.verdict, r.given);
   if (!r.rail.empty()) keep_rail(m, r.rail);
+  if (!fabrics.empty()) {
+    for (std::size_t i = 0; i < fabrics.size(); ++i)
+      for (auto& note : fabrics[i].notes) m.notes.push_back(fmt::format("{}: {}", fabric::printable(r.fabric[i]), note));
+    locate_pairs(m, fabrics.front().model, fabrics.size() > 1 ? &fabrics.back().model : nullptr);
+  }
+  fabrics.clear();
 
   auto write = [](const std::string& path, auto&& render) {
     if (path.empty()) return;
@@ -127,6 +145,7 @@ fabric::verdict report(const options& opt, matrix& m, fabric::console& con) {
   });
   write(r.prometheus, [&] { return prometheus_text(m, r.prometheus_pairs); });
   write(r.csv, [&] { return csv_text(m); });
+  write(r.suspects_csv, [&] { return suspects_csv_text(m); });
   write(r.outliers, [&] { return rerun_text(m); });
   // The table is for a reader: JSON output has the pairs already.
   if (con.mode() == fabric::output_mode::human) {

@@ -1,12 +1,14 @@
 #pragma once
 /// fabric-sweep report: what every host of a sweep printed, read line by
 /// line (read/), merged into one matrix of pairs (merge/), judged
-/// (judge/), and rendered as a human table, a JSON document, an HTML page,
-/// gauges, CSV and a list of pairs to run again (render/). This header is
+/// (judge/), with --fabric located on the subnet (locate/), and rendered
+/// as a human table, a JSON document, an HTML page, gauges, CSV and a list
+/// of pairs to run again (render/). This header is
 /// the subcommand's; each stage has its own.
 
 #include "fabric-sweep/options.hpp"
 #include "fabric-sweep/report/judge/judge.hpp"
+#include "fabric-sweep/report/locate/join.hpp"
 #include "fabric-sweep/report/merge/matrix.hpp"
 #include "fabric-sweep/report/merge/merge.hpp"
 #include "fabric-sweep/report/read/read.hpp"

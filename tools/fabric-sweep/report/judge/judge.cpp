@@ -210,11 +210,25 @@ void keep_rail(matrix& m, const std::string& rail) {
 }
 
 fabric::verdict judge(const matrix& m) {
+  // With --fabric, a suspect link fails the report as a bad pair does.
+  std::string suspects;
+  if (m.located && !m.located->found.suspects.empty()) {
+    const auto& found = m.located->found.suspects;
+    suspects = fmt::format("{} suspect link{} on the fabric, the first {}", found.size(), found.size() == 1 ? "" : "s",
+                           locate::link_name(found.front()));
+  }
+  if (m.fabric_check()) {
+    if (suspects.empty()) return {};
+    return {fabric::exit_code::test_failed, suspects};
+  }
   if (m.hosts.size() < 2) return {fabric::exit_code::test_failed, "no pair results in the input"};
   auto failed = m.count(pair_state::failed), slow = m.count(pair_state::slow), missing = m.count(pair_state::missing);
-  if (failed + slow + missing == 0) return {};
-  return {fabric::exit_code::test_failed,
-          fmt::format("{} failed, {} slow, {} missing of {} pairs", failed, slow, missing, m.planned())};
+  if (failed + slow + missing == 0) {
+    if (suspects.empty()) return {};
+    return {fabric::exit_code::test_failed, "every pair passed, but " + suspects};
+  }
+  return {fabric::exit_code::test_failed, fmt::format("{} failed, {} slow, {} missing of {} pairs{}", failed, slow, missing,
+                                                      m.planned(), suspects.empty() ? "" : "; " + suspects)};
 }
 
 }  // namespace sweep

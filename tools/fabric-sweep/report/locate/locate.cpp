@@ -223,6 +223,7 @@ struct routed {
   traffic t;
   std::vector<std::uint64_t> bad_start{0};  ///< bad pair i's links: bad_links[bad_start[i] .. bad_start[i+1])
   std::vector<std::uint32_t> bad_links;
+  std::vector<std::uint32_t> bad_pair;     ///< bad pair i's index among the pairs handed over
 };
 
 routed route_pairs(const index& at, const std::vector<std::optional<end>>& found, const std::vector<judged_pair>& pairs,
@@ -236,7 +237,8 @@ routed route_pairs(const index& at, const std::vector<std::optional<end>>& found
   std::size_t unfound = 0;
   subnet::route there, back;
   std::vector<std::uint32_t> both;
-  for (const auto& p : pairs) {
+  for (std::uint32_t i = 0; i < pairs.size(); ++i) {
+    const auto& p = pairs[i];
     if (p.a >= found.size() || p.b >= found.size() || !found[p.a] || !found[p.b] || p.a == p.b) {
       ++unfound;
       ++out.pairs_unrouted;
@@ -261,6 +263,7 @@ routed route_pairs(const index& at, const std::vector<std::optional<end>>& found
       for (auto l : both) ++r.t.bad[l];
       r.bad_links.insert(r.bad_links.end(), both.begin(), both.end());
       r.bad_start.push_back(r.bad_links.size());
+      r.bad_pair.push_back(i);
     }
     ++out.pairs_routed;
   }
@@ -303,7 +306,11 @@ std::string reason_of(const index& at, std::uint32_t l, const traffic* t, double
     parts.push_back(std::move(part));
   }
   if (ev.went_down) parts.emplace_back("it went down between the two fabric documents");
-  for (const auto& [name, rise] : ev.rose) parts.push_back(fmt::format("{} rose by {}", name, rise));
+  if (!ev.rose.empty()) {
+    std::string rose;
+    for (const auto& [name, rise] : ev.rose) rose += fmt::format("{}{} by {}", rose.empty() ? "" : ", ", name, rise);
+    parts.push_back("its error counters rose: " + rose);
+  }
   if (ev.below_rate)
     parts.push_back(fmt::format("it runs at {} {}, its ports can run {} {}", word(subnet::width_words(ev.width)),
                                 word(subnet::speed_words(ev.speed)), word(subnet::width_words(ev.width_expected)),
@@ -320,7 +327,7 @@ suspect suspect_of(const index& at, std::uint32_t l, const traffic& t, const evi
   for (int side = 0; side < 2; ++side) {
     const auto& e = side == 0 ? k.a : k.b;
     const auto& n = at.at(e.node);
-    s.ends[static_cast<std::size_t>(side)] = {n.guid, n.description, e.port};
+    s.ends[static_cast<std::size_t>(side)] = {n.guid, n.description, e.port, n.type};
   }
   s.pairs_crossing = t.crossing[l];
   s.pairs_bad = t.bad[l];
@@ -336,6 +343,14 @@ suspect suspect_of(const index& at, std::uint32_t l, const traffic& t, const evi
 }
 
 }  // namespace
+
+std::string link_name(const suspect& s) {
+  auto end = [](const suspect_end& e) {
+    return fmt::format("{} port {}", e.description.empty() ? subnet::guid_text(e.node_guid) : fabric::printable_utf8(e.description),
+                       e.port);
+  };
+  return end(s.ends[0]) + " - " + end(s.ends[1]);
+}
 
 location locate(const subnet::fabric& before, const subnet::fabric* after, const std::vector<endpoint_hint>& endpoints,
                 const std::vector<judged_pair>& pairs) {
@@ -356,7 +371,9 @@ location locate(const subnet::fabric& before, const subnet::fabric* after, const
   if (later && (!before.counters || !after->counters))
     out.notes.emplace_back("a fabric document without counters (--no-counters): no counters compared");
 
+  out.explained_by.assign(pairs.size(), no_suspect);
   auto found = find_endpoints(at, endpoints, out);
+  out.links = at.links().size();
   auto r = route_pairs(at, found, pairs, out);
   auto& t = r.t;
   const auto links = at.links().size();
@@ -412,11 +429,13 @@ location locate(const subnet::fabric& before, const subnet::fabric* after, const
     if (!pick || best < least_gain) break;
     auto l = *pick;
     named[l] = 1;
+    auto named_as = static_cast<std::uint32_t>(out.suspects.size());
     out.suspects.push_back(suspect_of(at, l, t, ev[l], best, reason_of(at, l, &t, best_a, best_b, ev[l], true)));
     for (auto i = by_link_start[l]; i < by_link_start[l + 1]; ++i) {
       auto p = by_link[i];
       if (explained[p]) continue;
       explained[p] = 1;
+      out.explained_by[r.bad_pair[p]] = named_as;
       for (auto j = r.bad_start[p]; j < r.bad_start[p + 1]; ++j) --t.unexplained[r.bad_links[j]];
     }
   }

@@ -39,6 +39,7 @@ struct suspect_end {
   std::uint64_t node_guid = 0;
   std::string description;
   std::uint8_t port = 0;
+  subnet::node_type type = subnet::node_type::ca;
 };
 
 /// A link named as a suspect, worst first in location::suspects.
@@ -55,10 +56,18 @@ struct suspect {
   std::string reason;      ///< one sentence
 };
 
+/// A pair no suspect explains (location::explained_by).
+inline constexpr std::uint32_t no_suspect = UINT32_MAX;
+
 /// What the locating found.
 struct location {
   std::vector<suspect> suspects;
+  /// For each pair handed over, in their order: the suspect (an index into
+  /// `suspects`) named for it, the first on its route; no_suspect for a
+  /// good pair, or a bad one no suspect explains.
+  std::vector<std::uint32_t> explained_by;
   std::vector<std::string> notes;       ///< hosts not found, routes out of the tables, documents that differ
+  std::size_t links = 0;                ///< the links of the first document
   std::size_t endpoints_found = 0;
   std::size_t pairs_routed = 0;         ///< pairs with both routes through the tables
   std::size_t pairs_unrouted = 0;       ///< pairs with an end not found or a route that left the tables
@@ -73,6 +82,10 @@ inline constexpr std::size_t max_suspects = 50;
 /// that went down named. Without pairs it is a fabric check of its own.
 location locate(const subnet::fabric& before, const subnet::fabric* after, const std::vector<endpoint_hint>& endpoints,
                 const std::vector<judged_pair>& pairs);
+
+/// "leaf03 port 6 - spine02 port 3": a suspect link by its two ends, each
+/// by its node's description (printable_utf8) or, without one, its GUID.
+std::string link_name(const suspect& s);
 
 /// The best width and speed a link's two ports can run at: the widest
 /// (fastest) both support, among those either enables; 0 when unknown.

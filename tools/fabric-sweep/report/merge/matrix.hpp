@@ -3,6 +3,7 @@
 /// hosts (host indices, not names), its final word, and what the run was.
 
 #include "fabric-sweep/options.hpp"
+#include "fabric-sweep/report/locate/locate.hpp"
 #include "fabric-sweep/report/read/read.hpp"
 #include "fabric-sweep/verdict.hpp"
 
@@ -73,6 +74,24 @@ struct rail_plane {
   [[nodiscard]] std::string name() const;
 };
 
+/// What the locating found on the fabric (report --fabric): the links
+/// that explain the bad pairs, and those with evidence of their own.
+struct fabric_findings {
+  locate::location found;   ///< its suspects, worst first (explained_by handed on to suspect_of)
+  /// For each pair of the matrix: the suspect that explains it
+  /// (locate::no_suspect: none); empty when there is no suspect.
+  std::vector<std::uint32_t> suspect_of;
+  std::size_t documents = 0;       ///< fabric documents read: 1, or 2 (counters compared)
+  std::size_t hosts = 0;           ///< the matrix's hosts looked for
+  std::size_t pairs_left_out = 0;  ///< missing pairs, not judged: not located
+
+  /// The suspect that explains pair `i` of the matrix, if one does.
+  [[nodiscard]] const locate::suspect* explaining(std::size_t i) const noexcept {
+    if (i >= suspect_of.size() || suspect_of[i] == locate::no_suspect) return nullptr;
+    return &found.suspects[suspect_of[i]];
+  }
+};
+
 struct matrix {
   sweep::check check = check::ping;  ///< what the pairs checked
   std::vector<std::string> hosts;
@@ -109,8 +128,15 @@ struct matrix {
   /// the data rate the judge takes from it (data_rate_gbps).
   std::vector<std::optional<port_rate>> ports;
   std::vector<std::optional<double>> data_rates;
+  /// Each host's port in the InfiniBand subnet, as its lines said it (its
+  /// adapter, else its pair lines): what finds it on a fabric document.
+  std::vector<port_ids> subnet_ports;
+  /// The locate stage's findings; nullopt without --fabric.
+  std::optional<fabric_findings> located;
 
   [[nodiscard]] std::size_t count(pair_state s) const noexcept { return counts[static_cast<int>(s)]; }
+  /// A report of the fabric alone: --fabric, and no pairs in the input.
+  [[nodiscard]] bool fabric_check() const noexcept { return located && hosts.size() < 2; }
   /// The pairs the run meant to meet: all but the unplanned.
   [[nodiscard]] std::size_t planned() const noexcept { return pairs.size() - count(pair_state::unplanned); }
   /// The pair of hosts i and k (i != k) on a plane, in O(1); index_of:

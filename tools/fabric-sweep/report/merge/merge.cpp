@@ -141,6 +141,15 @@ struct run_store {
   std::optional<verdict_options> verdict;  // what its first rank document judged by
   bool judged_differently = false;         // another rank's document gave other options
   std::unordered_map<std::uint32_t, port_rate> ports;  // each rank's host's port, by host
+  std::vector<port_ids> subnet_ports;  // each host's port in the subnet, by host
+
+  /// A host's port in the subnet: its adapter's word stands, a pair
+  /// line's fills in (a document saved with -j has no started event).
+  void take_subnet_port(std::uint32_t host, const port_ids& ids, bool adapter) {
+    if (!ids.known()) return;
+    if (subnet_ports.size() <= host) subnet_ports.resize(host + 1);
+    if (adapter || !subnet_ports[host].known()) subnet_ports[host] = ids;
+  }
   std::optional<double> first_run_us, first_run_gbps;  // what its --pairs file carried
 
   void take_first_run(std::optional<double> us, std::optional<double> gbps) {
@@ -171,6 +180,7 @@ struct orphan {
   std::optional<double> time;
   std::vector<std::uint32_t> hosts;
   std::optional<std::pair<std::uint32_t, port_rate>> port;  // its host and port
+  std::optional<std::pair<std::uint32_t, port_ids>> subnet_port;  // and where that port is in the subnet
   std::optional<double> first_run_us, first_run_gbps;
   std::optional<double> sweep_us;
   std::vector<std::uint32_t> plan;  // a rank's host, then its planned peers (--quick, --pairs)
@@ -313,6 +323,7 @@ struct matrix_builder::state {
 void matrix_builder::state::absorb(run_store& r, const side_in& in) {
   const auto& s = *in.said;
   r.has_pairs = true;
+  r.take_subnet_port(s.client_side ? in.client : in.server, s.own_port, false);
   auto lo = std::min(in.server, in.client), hi = std::max(in.server, in.client);
   auto& plane = r.plane(in.server == lo ? key_of(in.server_rail, in.client_rail) : key_of(in.client_rail, in.server_rail));
   if (s.check == check_name(check::intra)) {
@@ -411,6 +422,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     o.plan = s.plan_of(w);
     o.verdict = w.verdict;
     if (w.port) o.port = std::pair{s.host(w.port_host), *w.port};
+    if (w.port) o.subnet_port = std::pair{s.host(w.port_host), w.port_in_subnet};
     o.first_run_us = w.first_run_us;
     o.first_run_gbps = w.first_run_gbps;
     for (const auto& p : w.pairs) {
@@ -434,7 +446,10 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
   if (w.sweep_us) r.sweep_us = std::max(r.sweep_us.value_or(0.0), *w.sweep_us);
   state::take_plan(r, s.plan_of(w));
   r.take_verdict(w.verdict);
-  if (w.port) r.ports[s.host(w.port_host)] = *w.port;
+  if (w.port) {
+    r.ports[s.host(w.port_host)] = *w.port;
+    r.take_subnet_port(s.host(w.port_host), w.port_in_subnet, true);
+  }
   r.take_first_run(w.first_run_us, w.first_run_gbps);
   for (const auto& p : w.pairs)
     if (s.wanted(p.check))
@@ -530,6 +545,7 @@ std::size_t matrix_builder::state::join_orphans(run_store& run, run_choice& chos
     take_plan(run, line.plan);
     run.take_verdict(line.verdict);
     if (line.port) run.ports[line.port->first] = line.port->second;
+    if (line.subnet_port) run.take_subnet_port(line.subnet_port->first, line.subnet_port->second, true);
     run.take_first_run(line.first_run_us, line.first_run_gbps);
     for (std::size_t i = 0; i < line.pairs.size(); ++i) {
       auto& [in, rec] = line.pairs[i];
@@ -736,6 +752,9 @@ void matrix_builder::state::take_run_facts(const run_store& run, const std::vect
   m.carried_bar = measures_bandwidth(m.check) ? run.first_run_gbps : run.first_run_us;
   std::vector<std::pair<std::string_view, std::uint32_t>> mtus;
   m.ports.assign(order.size(), std::nullopt);
+  m.subnet_ports.assign(order.size(), {});
+  for (std::size_t i = 0; i < order.size(); ++i)
+    if (order[i] < run.subnet_ports.size()) m.subnet_ports[i] = run.subnet_ports[order[i]];
   for (std::size_t i = 0; i < order.size(); ++i)
     if (auto it = run.ports.find(order[i]); it != run.ports.end()) {
       m.ports[i] = it->second;

@@ -85,6 +85,15 @@ struct run_tag {
   std::string_view id;
 };
 
+/// Where a port is in the InfiniBand subnet, as a line gives it (a rank's
+/// adapter, or the writing side of a pair line): its GUID and LID, each
+/// when known.
+struct port_ids {
+  std::optional<std::uint64_t> guid;
+  std::optional<std::uint16_t> lid;
+  [[nodiscard]] bool known() const noexcept { return guid || lid; }
+};
+
 /// One side's word on one meeting of a pair, its strings in the line's
 /// parse (valid until the next line is read).
 struct side_record {
@@ -99,6 +108,7 @@ struct side_record {
   double elapsed_us = 0;
   std::optional<fabric::latency_summary> latency;
   std::optional<bandwidth_figures> bandwidth;
+  port_ids own_port;  ///< the writing side's port (server or client, as `client_side` says)
 };
 
 /// What one JSON text says that the report uses.
@@ -117,6 +127,7 @@ struct line_word {
   /// alone), from its started event or document.
   std::string_view port_host;
   std::optional<port_rate> port;
+  port_ids port_in_subnet;  ///< its adapter's GUID and LID
   /// The bars a rank's --pairs file carried from its first run (us for
   /// latency checks, Gb/s for bw), each within its option's range.
   std::optional<double> first_run_us, first_run_gbps;

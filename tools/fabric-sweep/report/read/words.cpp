@@ -199,6 +199,29 @@ std::optional<bandwidth_figures> bandwidth_of(const object& pair) {
   return b;
 }
 
+/// A port GUID as the lines write it ("0x" and 16 hex digits), or null.
+std::optional<std::uint64_t> guid_or_null(const object& o, std::string_view key) {
+  auto g = text_or_null(o, key);
+  if (g.empty()) return std::nullopt;
+  std::uint64_t v = 0;
+  auto digits = g.substr(std::min<std::size_t>(2, g.size()));
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, 16);
+  if (!g.starts_with("0x") || digits.empty() || digits.size() > 16 || ec != std::errc() || end != digits.data() + digits.size())
+    throw malformed{};
+  return v;
+}
+
+/// A LID (1 to 0xFFFF), or null.
+std::optional<std::uint16_t> lid_or_null(const object& o, std::string_view key) {
+  auto e = field(o, key);
+  if (!e || e->is_null()) return std::nullopt;
+  auto lid = static_cast<std::uint16_t>(count(*e, 0xFFFF));
+  if (lid == 0) return std::nullopt;  // no LID assigned
+  return lid;
+}
+
+port_ids port_ids_of(const object& o) { return {guid_or_null(o, "port_guid"), lid_or_null(o, "lid")}; }
+
 side_record side_of(const element& e) {
   object o;
   if (e.get_object().get(o) != simdjson::SUCCESS) throw malformed{};
@@ -229,6 +252,7 @@ side_record side_of(const element& e) {
   r.elapsed_us = number(o, "elapsed_us", 0);
   r.latency = latency_of(o);
   r.bandwidth = bandwidth_of(o);
+  r.own_port = port_ids_of(o);
   return r;
 }
 
@@ -337,6 +361,12 @@ struct line_reader::state {
       p.mtu = mtu_of(adapter).value_or(0);
       word.port_host = self;
       word.port = std::move(p);
+      // What finds the host on a fabric document; a word that is not one
+      // leaves it to be found by name.
+      try {
+        word.port_in_subnet = port_ids_of(adapter);
+      } catch (const malformed&) {
+      }
       return;
     }
     if (auto mtu = mtu_of(o)) {
@@ -373,6 +403,7 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.plan_peers.clear();
   s.word.port_host = {};
   s.word.port.reset();
+  s.word.port_in_subnet = {};
   s.word.first_run_us.reset();
   s.word.first_run_gbps.reset();
   s.word.verdict.reset();

@@ -1,10 +1,12 @@
 // The matrix as CSV (RFC 4180): one row per pair, for a spreadsheet or a
-// script. Host names and errors come from the input, so every text field
-// is quoted as the RFC says (and where a ';' would split it), a control
-// character or a byte that is not UTF-8 is written as \xNN (UTF-8 stays
-// itself), and a field a spreadsheet would take for a formula is led by a
-// quote.
+// script; and the suspect links (report --fabric), one row each. Host
+// names and errors come from the input, so every text field is quoted as
+// the RFC says (and where a ';' would split it), a control character or a
+// byte that is not UTF-8 is written as \xNN (UTF-8 stays itself), and a
+// field a spreadsheet would take for a formula is led by a quote.
 #include "fabric-sweep/report/render/render.hpp"
+
+#include "fabric-sweep/discover/subnet.hpp"
 
 #include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
@@ -39,23 +41,48 @@ std::string number(std::optional<double> v, int digits) {
 }  // namespace
 
 std::string csv_text(const matrix& m) {
-  // The rails last: a script that reads the columns before them reads on.
-  std::string out = "a,b,state,check,sweep,round,p50_us,p99_us,a_to_b_gbps,b_to_a_gbps,retests,error,a_rail,b_rail\r\n";
+  // The rails, then with --fabric the suspect link that explains the
+  // pair: last, so that a script that reads the columns before them reads on.
+  const auto* located = m.located ? &*m.located : nullptr;
+  std::string out = "a,b,state,check,sweep,round,p50_us,p99_us,a_to_b_gbps,b_to_a_gbps,retests,error,a_rail,b_rail";
+  out += located != nullptr ? ",suspect_link\r\n" : "\r\n";
   auto check = check_name(m.check);
   std::size_t row = 0;
-  for (const auto& p : m.pairs) {
+  for (std::size_t i = 0; i < m.pairs.size(); ++i) {
+    const auto& p = m.pairs[i];
     if ((++row & 0xffff) == 0) fabric::throw_if_interrupted();
     if (p.state == pair_state::unplanned) continue;
     const auto* l = p.latency();
     auto ab = p.a_to_b(), ba = p.b_to_a();
     const auto& plane = m.planes[p.plane];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\r\n", field(m.hosts[p.a]), field(m.hosts[p.b]),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", field(m.hosts[p.a]), field(m.hosts[p.b]),
                        state_name(p.state), check, p.sweep, p.round, number(l ? std::optional(l->p50) : std::nullopt, 3),
                        number(l ? std::optional(l->p99) : std::nullopt, 3),
                        number(ab ? std::optional(ab->gbps) : std::nullopt, 3),
                        number(ba ? std::optional(ba->gbps) : std::nullopt, 3), p.retests,
                        field(p.state == pair_state::failed ? m.error_of(p) : std::string()), field(plane.a_rail),
                        field(plane.b_rail));
+    if (located != nullptr) {
+      const auto* s = located->explaining(i);
+      out += "," + field(s != nullptr ? locate::link_name(*s) : std::string());
+    }
+    out += "\r\n";
+  }
+  return out;
+}
+
+std::string suspects_csv_text(const matrix& m) {
+  std::string out = "rank,a_description,a_node_guid,a_port,b_description,b_node_guid,b_port";
+  for (const auto& f : suspect_fields()) out += fmt::format(",{}", f.key);
+  out += "\r\n";
+  if (!m.located) return out;
+  const auto& suspects = m.located->found.suspects;
+  for (std::size_t i = 0; i < suspects.size(); ++i) {
+    const auto& s = suspects[i];
+    out += std::to_string(i + 1);
+    for (const auto& e : s.ends) out += fmt::format(",{},{},{}", field(e.description), subnet::guid_text(e.node_guid), e.port);
+    for (const auto& f : suspect_fields()) out += "," + field(f.text(s));
+    out += "\r\n";
   }
   return out;
 }

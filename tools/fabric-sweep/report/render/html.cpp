@@ -9,6 +9,8 @@
 #include "fabric-sweep/report/judge/judge.hpp"
 #include "fabric-sweep/report/render/render.hpp"
 
+#include "fabric-sweep/discover/subnet.hpp"
+
 #include "fabric/base/text.hpp"
 #include "fabric/base/wait.hpp"
 
@@ -124,6 +126,17 @@ label_room room_for(const Labels& labels, int font) {
   return {longest + 2 * font, longest / 2 + font};
 }
 
+/// "suspect link #1: leaf03 port 6 - spine02 port 3" for a pair a suspect
+/// link explains (report --fabric); empty for any other.
+std::string suspect_words(const matrix& m, const merged_pair& p) {
+  if (!m.located || m.located->suspect_of.empty()) return {};
+  auto i = static_cast<std::size_t>(&p - m.pairs.data());
+  const auto* s = m.located->explaining(i);
+  if (s == nullptr) return {};
+  auto rank = static_cast<std::size_t>(s - m.located->found.suspects.data()) + 1;
+  return fmt::format("suspect link #{}: {}", rank, escape(locate::link_name(*s)));
+}
+
 std::string pair_title(const matrix& m, const merged_pair& p) {
   std::string t = fmt::format("{} &#x2194; {}: {}", escape(m.hosts[p.a]), escape(m.hosts[p.b]), state_name(p.state));
   if (const auto* l = p.latency()) t += fmt::format(", p50 {:.1f} &#xb5;s, p99 {:.1f} &#xb5;s", l->p50, l->p99);
@@ -131,6 +144,7 @@ std::string pair_title(const matrix& m, const merged_pair& p) {
   if (auto d = p.b_to_a()) t += fmt::format(", {} to {} {} Gb/s", escape(m.hosts[p.b]), escape(m.hosts[p.a]), gbps_text(d->gbps));
   if (p.state == pair_state::failed) t += ": " + escape(m.error_of(p));
   if (p.first_p50_us) t += fmt::format(" (re-tested; first p50 {:.1f} &#xb5;s)", *p.first_p50_us);
+  if (auto named = suspect_words(m, p); !named.empty()) t += "; " + named;
   return t;
 }
 
@@ -286,9 +300,10 @@ std::string bad_rows(const matrix& m, std::size_t most, std::size_t& shown) {
     ++shown;
     auto f = p.figure();
     auto rail = m.has_rails() ? fmt::format("<td>{}</td>", escape(m.planes[p.plane].name())) : std::string();
-    rows += fmt::format("<tr><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(m.hosts[p.a]),
+    rows += fmt::format("<tr><td>{}</td><td>{}</td>{}<td>{}</td><td>{}</td><td>{}</td>{}</tr>\n", escape(m.hosts[p.a]),
                         escape(m.hosts[p.b]), rail, state_name(p.state), f ? figure_text(m, *f) : std::string(),
-                        escape(p.state == pair_state::failed ? m.error_of(p) : std::string()));
+                        escape(p.state == pair_state::failed ? m.error_of(p) : std::string()),
+                        m.located ? fmt::format("<td>{}</td>", suspect_words(m, p)) : std::string());
   }
   return rows;
 }
@@ -319,6 +334,54 @@ std::string notes_section(const matrix& m) {
   std::string items;
   for (const auto& note : m.notes) items += fmt::format("<li>{}</li>", escape(note));
   return fmt::format("<h2>Notes</h2><ul id=\"notes\">{}</ul>\n", items);
+}
+
+/// The suspect links (report --fabric), worst first, a row each; then the
+/// same by switch: each switch with a suspect port, and its ports, the
+/// switch of the best-ranked suspect first.
+std::string suspects_html(const matrix& m) {
+  if (!m.located) return {};
+  const auto& suspects = m.located->found.suspects;
+  std::string out = fmt::format("<h2 id=\"suspects\">Suspect links: {}</h2>\n<p>On the fabric: {}.</p>\n", suspects.size(),
+                                escape(located_words(m)));
+  if (suspects.empty()) return out + "<p>No link explains the bad pairs, and none has evidence of its own.</p>\n";
+  std::string head = "<th>#</th><th>link</th>";
+  for (const auto& f : suspect_fields()) head += fmt::format("<th>{}</th>", escape(f.title));
+  std::string rows;
+  // Each switch's suspect ports: its name, then (rank, port, far end).
+  std::vector<std::pair<std::uint64_t, std::string>> switches;
+  std::vector<std::vector<std::string>> ports;
+  for (std::size_t i = 0; i < suspects.size(); ++i) {
+    const auto& s = suspects[i];
+    rows += fmt::format("<tr><td>{}</td><td>{}</td>", i + 1, escape(locate::link_name(s)));
+    for (const auto& f : suspect_fields()) rows += fmt::format("<td>{}</td>", f.said(s) ? escape(f.text(s)) : std::string());
+    rows += "</tr>\n";
+    for (std::size_t side = 0; side < 2; ++side) {
+      const auto& e = s.ends[side];
+      if (e.type != subnet::node_type::switch_node) continue;
+      auto it = std::find_if(switches.begin(), switches.end(), [&](const auto& w) { return w.first == e.node_guid; });
+      if (it == switches.end()) {
+        switches.emplace_back(e.node_guid, e.description.empty() ? subnet::guid_text(e.node_guid) : e.description);
+        ports.emplace_back();
+        it = switches.end() - 1;
+      }
+      const auto& far = s.ends[1 - side];
+      ports[static_cast<std::size_t>(it - switches.begin())].push_back(
+          fmt::format("port {} (#{}, to {} port {})", e.port, i + 1,
+                      far.description.empty() ? subnet::guid_text(far.node_guid) : far.description, far.port));
+    }
+  }
+  out += fmt::format("<table id=\"suspect-links\"><thead><tr>{}</tr></thead><tbody>\n{}</tbody></table>\n", head, rows);
+  if (switches.empty()) return out;
+  out += "<h3>By switch</h3>\n<table id=\"by-switch\"><thead><tr><th>switch</th><th>node GUID</th><th>suspect ports</th></tr>"
+         "</thead><tbody>\n";
+  for (std::size_t w = 0; w < switches.size(); ++w) {
+    std::string list;
+    for (const auto& p : ports[w]) list += (list.empty() ? "" : "; ") + escape(p);
+    out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(switches[w].second),
+                       subnet::guid_text(switches[w].first), list);
+  }
+  return out + "</tbody></table>\n";
 }
 
 constexpr std::string_view filter_script = R"x(<script>
@@ -494,11 +557,11 @@ std::string html_page(const matrix& m, const page_context& ctx) {
     table = fmt::format(
         R"x(<h2>Bad pairs: {}</h2>
 <p>{}{}</p>
-<table id="bad"><thead><tr><th>a</th><th>b</th>{}<th>state</th><th>figure</th><th>error</th></tr></thead><tbody>
+<table id="bad"><thead><tr><th>a</th><th>b</th>{}<th>state</th><th>figure</th><th>error</th>{}</tr></thead><tbody>
 {}</tbody></table>
 )x",
         bad, shown < bad ? fmt::format("The first {} of them (report --csv writes every pair). ", shown) : std::string(), filter,
-        m.has_rails() ? "<th>rails</th>" : "", rows);
+        m.has_rails() ? "<th>rails</th>" : "", m.located ? "<th>explained by</th>" : "", rows);
   }
   // Where to look first, above the map: the worst hosts, a line or a few.
   std::string worst;
@@ -529,7 +592,7 @@ std::string html_page(const matrix& m, const page_context& ctx) {
 <p id="summary">{} ok, {} slow, {} failed, {} not reported.</p>
 {}
 <p id="worst">Worst hosts: {}.</p>
-{}
+{}{}
 {}
 {}
 {}{}
@@ -538,7 +601,8 @@ std::string html_page(const matrix& m, const page_context& ctx) {
                      fabric::counted(n, "host"), fabric::counted(n, "host"), fabric::counted(m.planned(), "pair"),
                      check_name(m.check), when.empty() ? "time of the run unknown" : when,
                      m.count(pair_state::ok), m.count(pair_state::slow), m.count(pair_state::failed),
-                     m.count(pair_state::missing), rule_section(m), worst.empty() ? "none" : worst, legend, body, table,
+                     m.count(pair_state::missing), rule_section(m), worst.empty() ? "none" : worst, suspects_html(m),
+                     m.fabric_check() ? std::string() : legend, m.fabric_check() ? std::string() : body, table,
                      notes_section(m), options_section(ctx), overview ? filter_script : std::string_view());
 }
 

@@ -61,6 +61,27 @@ json bar_json(const matrix& m) {
   return out;
 }
 
+/// The suspect links, worst first; null without --fabric.
+json suspects_json(const matrix& m) {
+  if (!m.located) return nullptr;
+  auto out = json::array();
+  for (const auto& s : m.located->found.suspects) out.push_back(suspect_json(s));
+  return out;
+}
+
+/// What the locating read and found; null without --fabric.
+json located_json(const matrix& m) {
+  if (!m.located) return nullptr;
+  const auto& f = *m.located;
+  return {{"documents", f.documents},
+          {"links", f.found.links},
+          {"hosts_found", f.found.endpoints_found},
+          {"hosts_not_found", f.hosts - f.found.endpoints_found},
+          {"pairs_located", f.found.pairs_routed},
+          {"pairs_not_located", f.found.pairs_unrouted},
+          {"pairs_left_out", f.pairs_left_out}};
+}
+
 }  // namespace
 
 json report_options_json(const options& opt, const verdict_options& v) {
@@ -173,6 +194,8 @@ void to_json(json& j, const options& opt, const matrix& m) {
                   {"run_started", fabric::value_or_null(m.run.started)},
                   {"earlier_runs", m.run.earlier_runs},
                   {"earlier_run_lines", m.run.earlier_lines},
+                  {"suspects", suspects_json(m)},
+                  {"located", located_json(m)},
                   {"notes", m.notes}};
 }
 

@@ -5,6 +5,8 @@
 // a thousand hosts do not make a million series; every pair on request.
 #include "fabric-sweep/report/render/render.hpp"
 
+#include "fabric-sweep/discover/subnet.hpp"
+
 #include "fabric/base/text.hpp"
 #include "fabric/cli/prometheus.hpp"
 
@@ -68,6 +70,36 @@ private:
   std::vector<std::string> hosts_, rails_;
   std::vector<std::pair<std::size_t, std::size_t>> planes_;
 };
+
+/// A few series a suspect link (report --fabric), none a pair: the link
+/// by its two ends, each its node's description, GUID and port.
+void suspect_gauges(exposition& out, const std::vector<locate::suspect>& suspects) {
+  out.family("fabric_sweep_suspect_links", "Links the fabric's locating names as suspects (report --fabric)");
+  out.sample("fabric_sweep_suspect_links", {}, static_cast<double>(suspects.size()));
+  auto sample = [&out](std::string_view family, const locate::suspect& s, double value, std::string_view counter = {}) {
+    const auto& a = s.ends[0];
+    const auto& b = s.ends[1];
+    auto a_name = fabric::printable_utf8(a.description), b_name = fabric::printable_utf8(b.description);
+    auto a_guid = subnet::guid_text(a.node_guid), b_guid = subnet::guid_text(b.node_guid);
+    auto a_port = std::to_string(a.port), b_port = std::to_string(b.port);
+    if (counter.empty())
+      out.sample(family, {{"a", a_name}, {"a_guid", a_guid}, {"a_port", a_port}, {"b", b_name}, {"b_guid", b_guid}, {"b_port", b_port}},
+                 value);
+    else
+      out.sample(family,
+                 {{"a", a_name}, {"a_guid", a_guid}, {"a_port", a_port}, {"b", b_name}, {"b_guid", b_guid}, {"b_port", b_port},
+                  {"counter", counter}},
+                 value);
+  };
+  out.family("fabric_sweep_suspect_link_score", "A suspect link's score: the bad pairs it explains, weighted by its evidence");
+  for (const auto& s : suspects) sample("fabric_sweep_suspect_link_score", s, s.score);
+  out.family("fabric_sweep_suspect_link_bad_pairs", "The slow and failed pairs whose route crosses a suspect link");
+  for (const auto& s : suspects) sample("fabric_sweep_suspect_link_bad_pairs", s, static_cast<double>(s.pairs_bad));
+  out.family("fabric_sweep_suspect_link_counter_increase",
+             "How much an error counter of a suspect link's ports rose between the two fabric documents");
+  for (const auto& s : suspects)
+    for (const auto& [name, rise] : s.counters) sample("fabric_sweep_suspect_link_counter_increase", s, static_cast<double>(rise), name);
+}
 
 }  // namespace
 
@@ -163,6 +195,7 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
     if (is_bad(p.state)) ++bad[at.a_of(p)], ++bad[at.b_of(p)];
   out.family("fabric_sweep_host_bad_pairs", "Bad pairs a host is in (with rails, a rail's): the likely culprit has the most");
   for (std::size_t i = 0; i < n; ++i) out.sample_with("fabric_sweep_host_bad_pairs", at.labels(i), bad[i]);
+  if (m.located) suspect_gauges(out, m.located->found.suspects);
   return out.take();
 }
 

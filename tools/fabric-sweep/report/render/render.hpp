@@ -83,6 +83,34 @@ std::string prometheus_text(const matrix& m, bool every_pair = false);
 /// One row per pair (RFC 4180, a header row).
 std::string csv_text(const matrix& m);
 
+// ---- suspect links (suspects.cpp) -------------------------------------------
+
+/// One field of a suspect link as every rendering gives it: its key (the
+/// JSON's, the CSV's column), its title for people (the page's column),
+/// its words on the text report's line (`human`, "{}" the value; empty:
+/// not on the line), its value as text (CSV, page) and as JSON, and
+/// whether the line and the page say it for this suspect.
+struct suspect_field {
+  std::string_view key, title, human;
+  std::string (*text)(const locate::suspect&);
+  nlohmann::json (*json)(const locate::suspect&);
+  bool (*said)(const locate::suspect&);
+};
+/// Every field but the ends, in the order the renderings give them.
+const std::vector<suspect_field>& suspect_fields();
+
+/// A suspect as summary.suspects lists it: its `ends`, then its fields.
+nlohmann::json suspect_json(const locate::suspect& s);
+/// What the locating read and walked, in words: "64 links; 32 of 32 hosts
+/// found, 496 pairs located, 0 not; counters compared ...".
+std::string located_words(const matrix& m);
+/// The text report's section: the suspect links, worst first, each on a
+/// line with its reason below; what the locating read, on one line.
+std::string suspects_text(const matrix& m);
+/// One row per suspect link, worst first (RFC 4180, a header row): its
+/// rank, its ends, its fields. The header alone without suspects.
+std::string suspects_csv_text(const matrix& m);
+
 /// The slow and failed pairs as ClusterKit's custom-mode pairs file:
 /// `ROUND HOSTA HOSTB` lines, rounds from 1, no host twice in a round
 /// (pack_rounds), under a '#' header.

@@ -153,6 +153,11 @@ std::string pair_lines(const matrix& m, pair_state state) {
 }  // namespace
 
 std::string format_matrix(const matrix& m) {
+  if (m.fabric_check()) {
+    std::string s = "no pair lines: a check of the fabric alone\n" + suspects_text(m);
+    for (const auto& n : m.notes) s += fmt::format("note: {}\n", n);
+    return s;
+  }
   std::string s = m.hosts.size() <= cells_up_to
                       ? cells_text(m)
                       : fmt::format("{} hosts, check {}: no table above {} hosts (--html draws an overview, --csv "
@@ -185,6 +190,7 @@ std::string format_matrix(const matrix& m) {
     for (const auto& [r, k] : m.worst_rails) s += fmt::format(" {} ({})", fabric::printable_utf8(r), k);
     s += "\n";
   }
+  s += suspects_text(m);
   for (const auto& n : m.notes) s += fmt::format("note: {}\n", n);
   return s;
 }
