@@ -57,7 +57,7 @@ check "text: a section naming the suspect, its reason below" \
 check "text: the rest as without --fabric" bash -c "diff <(grep -v '^fabric:\|^suspect links\|^ \{1,3\}[0-9]*\. \|^     [^ ]\|^note: ' '$WORK/out') <(grep -v '^note: ' '$WORK/plain.txt') >/dev/null"
 check "page: the suspect links, the view by switch, the bad pairs' link" \
   bash -c "grep -q '<h2 id=\"suspects\">Suspect links: ' '$WORK/page.html' && grep -q 'id=\"by-switch\"' '$WORK/page.html' && grep -q 'suspect link #1: ' '$WORK/page.html'"
-check "csv: a suspect_link column" bash -c "head -1 '$WORK/pairs.csv' | grep -q ',error,suspect_link'"
+check "csv: a suspect_link column" bash -c "head -1 '$WORK/pairs.csv' | grep -q ',error,a_rail,b_rail,suspect_link'"
 check "--suspects-csv: a header and a row a suspect" bash -c "sed -n 2p '$WORK/links.csv' | grep -q '^1,'"
 check "prometheus: gauges per suspect link" grep -q '^fabric_sweep_suspect_link_score{' "$WORK/sweep.prom"
 

@@ -228,10 +228,10 @@ TEST(sweep_render_fabric, every_rendering_carries_the_suspects_from_one_descript
 
   // CSV: a last column on the pairs' rows with --fabric only; a row a suspect.
   auto csv = sweep::csv_text(m);
-  EXPECT_TRUE(csv.substr(0, csv.find("\r\n")).ends_with(",error,suspect_link"));
+  EXPECT_TRUE(csv.substr(0, csv.find("\r\n")).ends_with(",error,a_rail,b_rail,suspect_link"));
   EXPECT_NE(csv.find(",slow,ping,"), std::string::npos);
-  EXPECT_NE(csv.find(",spine02 port 2 - leaf02 port 6\r\n"), std::string::npos);
-  EXPECT_TRUE(sweep::csv_text(plain).substr(0, sweep::csv_text(plain).find("\r\n")).ends_with(",error"));
+  EXPECT_NE(csv.find(",,,spine02 port 2 - leaf02 port 6\r\n"), std::string::npos) << "no rails, then the link";
+  EXPECT_TRUE(sweep::csv_text(plain).substr(0, sweep::csv_text(plain).find("\r\n")).ends_with(",error,a_rail,b_rail"));
   auto rows = sweep::suspects_csv_text(m);
   EXPECT_EQ(rows.substr(0, rows.find("\r\n")),
             "rank,a_description,a_node_guid,a_port,b_description,b_node_guid,b_port,pairs_bad,pairs_crossing,counters,width,"

@@ -25,10 +25,19 @@ void locate_pairs(matrix& m, const subnet::fabric& before, const subnet::fabric*
   std::vector<locate::judged_pair> pairs;
   pairs.reserve(m.count(pair_state::ok) + m.count(pair_state::slow) + m.count(pair_state::failed));
   fabric_findings f;
-  for (const auto& p : m.pairs) {
-    if (handed(p.state)) pairs.push_back({p.a, p.b, p.state != pair_state::ok});
-    else if (p.state == pair_state::missing) ++f.pairs_left_out;
-  }
+  // A sweep on rails meets each pair of hosts through each rail's adapter,
+  // a port of its own that the hosts' one endpoint does not name: its
+  // pairs are not located, and the suspects are the links with evidence
+  // of their own (counters, a link down, below its rate).
+  bool by_host = !m.has_rails();
+  if (by_host)
+    for (const auto& p : m.pairs) {
+      if (handed(p.state)) pairs.push_back({p.a, p.b, p.state != pair_state::ok});
+      else if (p.state == pair_state::missing) ++f.pairs_left_out;
+    }
+  else
+    m.notes.push_back("the pairs of a sweep on rails are not located on the fabric (each rail's adapter is a port of "
+                      "its own): the suspect links are those with evidence of their own");
   f.found = locate::locate(before, after, endpoints_of(m), pairs);
   std::vector<locate::judged_pair>().swap(pairs);
   f.documents = after != nullptr ? 2 : 1;
@@ -36,7 +45,7 @@ void locate_pairs(matrix& m, const subnet::fabric& before, const subnet::fabric*
   if (!f.found.suspects.empty()) {
     f.suspect_of.assign(m.pairs.size(), locate::no_suspect);
     std::size_t k = 0;
-    for (std::size_t i = 0; i < m.pairs.size(); ++i)
+    for (std::size_t i = 0; i < m.pairs.size() && by_host; ++i)
       if (handed(m.pairs[i].state)) f.suspect_of[i] = f.found.explained_by[k++];
   }
   std::vector<std::uint32_t>().swap(f.found.explained_by);
