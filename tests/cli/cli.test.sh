@@ -7,20 +7,8 @@
 #
 # Usage: tests/cli/cli.test.sh BIN_DIR
 set -u
-BIN=$(cd "${1:?usage: $0 BIN_DIR}" && pwd)
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-VALIDATE=$SRC/tests/json/validate
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+. "$(dirname "$0")/lib.sh" "$@"
 TOOLS=(rping udaddy mckey ucmatose ib_acme fabric-sweep)
-passed=0 failed=0
-
-pass() { echo "PASS: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-check() {
-  local name=$1; shift
-  if "$@"; then pass "$name"; else fail "$name"; fi
-}
 
 # run TOOL ARGS...: stdout in $WORK/out, stderr in $WORK/err, status in $rc.
 run() {

@@ -9,19 +9,8 @@
 #
 # Usage: tests/cli/fabric.test.sh BIN_DIR
 set -u
-BIN=$(cd "${1:?usage: $0 BIN_DIR}" && pwd)
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-VALIDATE=$SRC/tests/json/validate
+. "$(dirname "$0")/lib.sh" "$@"
 INPUTS=$BIN/../tests/fabric_inputs
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-passed=0 failed=0
-pass() { echo "PASS: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-check() {
-  local name=$1; shift
-  if "$@"; then pass "$name"; else fail "$name"; fi
-}
 # report ARGS...: stdout in $WORK/out, stderr in $WORK/err, status in $rc.
 report() {
   rc=0

@@ -12,16 +12,10 @@
 #
 # Usage: tests/cli/page.test.sh BIN_DIR
 set -u
-BIN=$(cd "${1:?usage: $0 BIN_DIR}" && pwd)
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/lib.sh" "$@"
 LINES=$SRC/bench/sweep-lines
 ART=$BIN/../test-artifacts
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$ART"
-passed=0 failed=0
-pass() { echo "PASS: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
 
 if ! command -v chromium >/dev/null; then
   fail "Chromium is not installed (scripts/install-deps)"
