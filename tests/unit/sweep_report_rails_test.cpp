@@ -73,6 +73,10 @@ TEST(sweep_report_rails, a_plane_per_rail_and_the_degraded_rail_is_the_finding) 
   EXPECT_EQ(bad_pairs(m), std::vector<std::string>{"n1-n4 rail rxe1"}) << sweep::format_matrix(m);
   ASSERT_EQ(m.worst_rails.size(), 1u);
   EXPECT_EQ(m.worst_rails[0], (std::pair<std::string, int>{"rxe1", 1}));
+  // Each direction's gauge names its sender and receiver and their rails.
+  auto gauges = sweep::prometheus_text(m, true);
+  EXPECT_NE(gauges.find("{check=\"bw\",from=\"n4\",to=\"n1\",from_rail=\"rxe1\",to_rail=\"rxe1\"} 5"), std::string::npos)
+      << gauges;
   auto text = sweep::format_matrix(m);
   EXPECT_NE(text.find("rail rxe0:\n"), std::string::npos) << text;
   EXPECT_NE(text.find("rail rxe1:\n"), std::string::npos) << text;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 
 namespace sweep {
 
@@ -50,21 +51,36 @@ public:
     if (!rails_.empty()) out.emplace_back("rail", rails_[end % per_host()]);
     return out;
   }
-  /// A pair's labels after `first`: its hosts (keys `a`, `b`), and their
-  /// rails with rails.
-  [[nodiscard]] std::vector<exposition::label> pair_labels(const merged_pair& p, std::string_view a, std::string_view b,
+  /// A pair's labels after `first`: its hosts (`a`, `b`), and with rails
+  /// their rails (`a_rail`, `b_rail`).
+  [[nodiscard]] std::vector<exposition::label> pair_labels(const merged_pair& p,
                                                            std::initializer_list<exposition::label> first = {}) const {
-    std::vector<exposition::label> out(first);
-    out.emplace_back(a, hosts_[p.a]);
-    out.emplace_back(b, hosts_[p.b]);
-    if (!rails_.empty()) {
-      out.emplace_back(a == "a" ? "a_rail" : "from_rail", rails_[planes_[p.plane].first]);
-      out.emplace_back(b == "b" ? "b_rail" : "to_rail", rails_[planes_[p.plane].second]);
-    }
-    return out;
+    return sides(p, false, {"a", "b", "a_rail", "b_rail"}, first);
+  }
+  /// One direction's labels after `first`: `from` and `to` (a to b, or b
+  /// to a when `back`), and with rails `from_rail`, `to_rail`.
+  [[nodiscard]] std::vector<exposition::label> direction_labels(const merged_pair& p, bool back,
+                                                                std::initializer_list<exposition::label> first = {}) const {
+    return sides(p, back, {"from", "to", "from_rail", "to_rail"}, first);
   }
 
 private:
+  /// The labels of a pair's two sides, keyed `keys` (first host, second
+  /// host, their rails), the first side b's when `back`.
+  [[nodiscard]] std::vector<exposition::label> sides(const merged_pair& p, bool back, const std::array<std::string_view, 4>& keys,
+                                                     std::initializer_list<exposition::label> first) const {
+    auto [x_rail, y_rail] = planes_[p.plane];
+    auto x = p.a, y = p.b;
+    if (back) std::swap(x, y), std::swap(x_rail, y_rail);
+    std::vector<exposition::label> out(first);
+    out.emplace_back(keys[0], hosts_[x]);
+    out.emplace_back(keys[1], hosts_[y]);
+    if (!rails_.empty()) {
+      out.emplace_back(keys[2], rails_[x_rail]);
+      out.emplace_back(keys[3], rails_[y_rail]);
+    }
+    return out;
+  }
   [[nodiscard]] std::size_t per_host() const { return std::max<std::size_t>(rails_.size(), 1); }
   const matrix& m_;
   std::vector<std::string> hosts_, rails_;
@@ -144,15 +160,11 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
       out.family("fabric_sweep_pair_bandwidth_bytes_per_second", "A pair's bandwidth in one direction (from, to)");
       for (const auto& p : m.pairs) {
         if (auto d = p.a_to_b())
-          out.sample_with("fabric_sweep_pair_bandwidth_bytes_per_second",
-                          at.pair_labels(p, "from", "to", {{"check", check}}), d->gbps * bytes_per_gbit);
-        if (auto d = p.b_to_a()) {
-          merged_pair back = p;  // the other direction: b from, a to
-          std::swap(back.a, back.b);
-          auto labels = at.pair_labels(back, "from", "to", {{"check", check}});
-          if (m.has_rails()) std::swap(labels[3].second, labels[4].second);
-          out.sample_with("fabric_sweep_pair_bandwidth_bytes_per_second", labels, d->gbps * bytes_per_gbit);
-        }
+          out.sample_with("fabric_sweep_pair_bandwidth_bytes_per_second", at.direction_labels(p, false, {{"check", check}}),
+                          d->gbps * bytes_per_gbit);
+        if (auto d = p.b_to_a())
+          out.sample_with("fabric_sweep_pair_bandwidth_bytes_per_second", at.direction_labels(p, true, {{"check", check}}),
+                          d->gbps * bytes_per_gbit);
       }
     }
   } else {
@@ -176,17 +188,17 @@ std::string prometheus_text(const matrix& m, bool every_pair) {
       out.family("fabric_sweep_pair_p50_seconds", "A pair's median time (round trip, or connection setup: the check label)");
       for (const auto& p : m.pairs)
         if (const auto* l = p.latency())
-          out.sample_with("fabric_sweep_pair_p50_seconds", at.pair_labels(p, "a", "b", {{"check", check}}), l->p50 / us_per_s);
+          out.sample_with("fabric_sweep_pair_p50_seconds", at.pair_labels(p, {{"check", check}}), l->p50 / us_per_s);
       out.family("fabric_sweep_pair_p99_seconds", "A pair's 99th percentile time (round trip, or connection setup)");
       for (const auto& p : m.pairs)
         if (const auto* l = p.latency())
-          out.sample_with("fabric_sweep_pair_p99_seconds", at.pair_labels(p, "a", "b", {{"check", check}}), l->p99 / us_per_s);
+          out.sample_with("fabric_sweep_pair_p99_seconds", at.pair_labels(p, {{"check", check}}), l->p99 / us_per_s);
     }
   }
   out.family("fabric_sweep_pair_bad", "1 for a pair that is slow, failed or missing (passing pairs are not listed)");
   for (const auto& p : m.pairs)
     if (is_bad(p.state)) {
-      auto labels = at.pair_labels(p, "a", "b");
+      auto labels = at.pair_labels(p);
       labels.emplace_back("state", state_name(p.state));
       out.sample_with("fabric_sweep_pair_bad", labels, 1);
     }
