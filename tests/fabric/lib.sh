@@ -113,21 +113,26 @@ bg_rc() { echo "${_bg_rc[$1]:-}"; }
 bg_out() { echo "$WORK/$1.out"; }
 bg_err() { echo "$WORK/$1.err"; }
 
-# cm_id_re STATE PORT: matches a line of `rdma resource show cm_id` that
-# shows an rdma_cm id in STATE (LISTEN; CONNECT once connected) on local
-# port PORT.
-cm_id_re() { echo "state $1 .*src-addr [^ ]*:$2( |\$)"; }
+# cm_id_re STATE PORT [END]: matches a line of `rdma resource show cm_id`
+# that shows an rdma_cm id in STATE (LISTEN; CONNECT once connected) on
+# local port PORT, or on remote port PORT with END dst.
+cm_id_re() { echo "state $1 .*${3:-src}-addr [^ ]*:$2( |\$)"; }
+
+# cm_id_seen STATE PORT END SECONDS: waits until an rdma_cm id of this host
+# matches cm_id_re STATE PORT END.
+cm_id_seen() {
+  local until=$((SECONDS + $4))
+  until rdma resource show cm_id 2>/dev/null | grep -qE "$(cm_id_re "$1" "$2" "$3")"; do
+    [ $SECONDS -lt $until ] || return 1
+    sleep 0.1
+  done
+}
 
 # wait_cm_listen PORT [SECONDS]: waits (default 20 s) until an rdma_cm id
 # listens on PORT.
 wait_cm_listen() {
-  local port=$1 until=$((SECONDS + ${2:-20}))
-  while [ $SECONDS -lt $until ]; do
-    if rdma resource show cm_id 2>/dev/null | grep -qE "$(cm_id_re LISTEN "$port")"; then
-      return 0
-    fi
-    sleep 0.1
-  done
+  local port=$1
+  cm_id_seen LISTEN "$port" src "${2:-20}" && return 0
   echo "    | nothing listens on rdma_cm port $port after ${2:-20}s"
   return 1
 }
@@ -142,7 +147,11 @@ peer_wait_cm() {
     "$(cm_id_re "$state" "$port")" >/dev/null 2>&1; then
     return 0
   fi
-  echo "    | no rdma_cm id of host B in state $state on port $port after ${secs}s"
+  echo "    | no rdma_cm id of host B in state $state on port $port after ${secs}s; B's ids and processes:"
+  # shellcheck disable=SC2016  # expanded on B
+  "$(dirname "${BASH_SOURCE[0]}")/on-peer" run bash -c \
+    'timeout 10 rdma resource show cm_id; echo "(status $?)"; ps -e -o pid,stat,etime,wchan:20,comm | grep -Ev " (ps|grep|bash|sleep)$" | tail -n 8' 2>&1 |
+    head -n 24 | sed 's/^/    |   /'
   return 1
 }
 
