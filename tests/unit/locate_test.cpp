@@ -19,7 +19,7 @@ namespace {
 std::vector<endpoint_hint> hosts_of(const sn::fabric& f) {
   std::vector<endpoint_hint> out;
   for (const auto& n : f.nodes)
-    if (n.type == sn::node_type::ca) out.push_back({n.description.substr(0, n.description.find(' ')), {}, {}});
+    if (n.type == sn::node_type::ca) out.push_back({n.description.substr(0, n.description.find(' ')), {}, {}, {}});
   return out;
 }
 
@@ -170,9 +170,9 @@ TEST(locate, a_link_below_the_width_its_ports_can_run) {
 TEST(locate, hosts_not_found_routes_out_of_the_tables_and_another_subnet_are_notes) {
   auto f = synthetic::fat_tree({.leaves = 4, .spines = 2, .hosts = 2});
   auto hosts = hosts_of(f);
-  hosts.push_back({"stranger", {}, {}});
-  hosts[0] = {"renamed", f.nodes[f.nodes.size() - 8].ports.front().guid, {}};  // found by its port GUID
-  hosts[1] = {"by-lid", {}, f.nodes[f.nodes.size() - 7].ports.front().lid};
+  hosts.push_back({"stranger", {}, {}, {}});
+  hosts[0] = {"renamed", f.nodes[f.nodes.size() - 8].ports.front().guid, {}, {}};  // found by its port GUID
+  hosts[1] = {"by-lid", {}, f.nodes[f.nodes.size() - 7].ports.front().lid, {}};
   auto leaf = synthetic::node_named(f, "leaf01");
   f.nodes[leaf].lft[f.nodes.back().ports.front().lid] = sn::no_port;  // a hole towards host0008
   auto pairs = all_pairs(hosts.size(), [](auto, auto) { return false; });

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <functional>
 #include <gtest/gtest.h>
 
 namespace {
@@ -255,4 +256,109 @@ TEST(sweep_render_fabric, every_rendering_carries_the_suspects_from_one_descript
             std::string::npos);
   EXPECT_NE(page.find("suspect link #1: spine02 port 2 - leaf02 port 6"), std::string::npos);
   EXPECT_EQ(sweep::html_page(plain).find("suspect"), std::string::npos);
+}
+
+namespace {
+
+/// A rail-optimized fabric: every host has two adapters, "hostNNNN mlx5_0"
+/// on leaf01 or leaf02 (rail mlx5_0), "hostNNNN mlx5_1" on leaf03 or
+/// leaf04 (rail mlx5_1); the synthetic fat tree's eight CAs, named so.
+sn::fabric two_rails() {
+  auto f = synthetic::fat_tree({.leaves = 4, .spines = 2, .hosts = 2});
+  int k = 0;
+  for (auto& n : f.nodes)
+    if (n.type == sn::node_type::ca) {
+      n.description = fmt::format("host{:04d} mlx5_{}", k % 4 + 1, k / 4);
+      ++k;
+    }
+  return f;
+}
+
+/// Every pair of two_rails()' four hosts on each rail, as their client
+/// lines: on `rail_name(r)`, each host meets each other on its adapter of
+/// rail r; the pairs that cross `bad` slow.
+std::vector<std::string> rails_sweep_of(const sn::fabric& f, std::optional<sn::end> bad,
+                                        const std::function<std::string(int)>& host_name,
+                                        const std::function<std::string(int)>& rail_name) {
+  sn::index at(f);
+  auto adapter = [&](int host, int rail) {
+    return synthetic::node_named(f, fmt::format("host{:04d} mlx5_{}", host + 1, rail));
+  };
+  std::vector<std::string> lines;
+  for (int rail = 0; rail < 2; ++rail)
+    for (int a = 0; a < 4; ++a)
+      for (int b = a + 1; b < 4; ++b) {
+        bool slow = bad && crosses(at, adapter(a, rail), adapter(b, rail), *bad);
+        lines.push_back(pair_line(host_name(a), host_name(b), "client", true, slow ? 80 : 20 + a * 0.3 + b * 0.1,
+                                  {{"server_rail", rail_name(rail)}, {"client_rail", rail_name(rail)}}));
+      }
+  return lines;
+}
+
+}  // namespace
+
+TEST(sweep_report_fabric, on_rails_each_rails_adapter_is_found_and_the_faulty_rails_uplink_named) {
+  auto f = two_rails();
+  sn::end uplink{synthetic::node_named(f, "leaf03"), 4};  // rail mlx5_1's leaf03 to spine02
+  auto host = [](int h) { return fmt::format("host{:04d}", h + 1); };
+  auto rail = [](int r) { return fmt::format("mlx5_{}", r); };
+  auto m = sweep::merge(rails_sweep_of(f, uplink, host, rail), defaults);
+  ASSERT_TRUE(m.has_rails());
+  ASSERT_GT(m.count(sweep::pair_state::slow), 0u);
+  // Without the rails' word in the lines, each rail's adapter is the CA
+  // "host rail".
+  auto hints = sweep::endpoints_of(m);
+  ASSERT_EQ(hints.size(), 8u);
+  EXPECT_EQ(hints[1].host, m.hosts[0]);
+  EXPECT_EQ(hints[1].device, "mlx5_1");
+  sweep::locate_pairs(m, f, nullptr);
+  const auto& found = m.located->found;
+  EXPECT_EQ(found.endpoints_found, 8u);
+  EXPECT_EQ(found.pairs_routed, 12u);
+  ASSERT_FALSE(found.suspects.empty());
+  EXPECT_EQ(sweep::locate::link_name(found.suspects.front()), "spine02 port 3 - leaf03 port 4");
+  for (std::size_t i = 0; i < m.pairs.size(); ++i) {
+    EXPECT_EQ(m.located->explaining(i) != nullptr, m.pairs[i].state == sweep::pair_state::slow) << i;
+    if (m.pairs[i].state == sweep::pair_state::slow) {
+      EXPECT_EQ(m.planes[m.pairs[i].plane].a_rail, "mlx5_1");
+    }
+  }
+  EXPECT_NE(sweep::format_matrix(m).find("; 8 of 8 rail adapters found, 12 pairs located, 0 not"), std::string::npos)
+      << sweep::format_matrix(m);
+}
+
+TEST(sweep_report_fabric, on_rails_the_ranks_word_on_each_rails_port_finds_it_whatever_the_names) {
+  auto f = two_rails();
+  auto host = [](int h) { return fmt::format("n{}", h + 1); };
+  auto rail = [](int r) { return fmt::format("rail{}", r); };
+  auto lines = rails_sweep_of(f, std::nullopt, host, rail);
+  for (int h = 0; h < 4; ++h) {
+    nlohmann::json rails = nlohmann::json::array();
+    for (int r = 0; r < 2; ++r) {
+      const auto& ca = f.nodes[synthetic::node_named(f, fmt::format("host{:04d} mlx5_{}", h + 1, r))];
+      rails.push_back({{"name", rail(r)},
+                       {"address", "10.0.0.1"},
+                       {"trouble", nullptr},
+                       {"adapter", {{"device", fmt::format("dev{}", r)}, {"port_guid", sn::guid_text(ca.ports.front().guid)}}}});
+    }
+    lines.push_back(event("started", {{"host", host(h)}, {"rails", rails}}).dump());
+  }
+  auto m = sweep::merge(lines, defaults);
+  ASSERT_EQ(m.rail_ports.size(), 8u);
+  sweep::locate_pairs(m, f, nullptr);
+  EXPECT_EQ(m.located->found.endpoints_found, 8u);
+  EXPECT_EQ(m.located->found.pairs_routed, 12u);
+  EXPECT_TRUE(m.located->found.suspects.empty());
+  EXPECT_TRUE(sweep::judge(m).ok()) << sweep::judge(m).reason;
+
+  // --check intra: each host's rail 1 pings its rail 0, across the fabric.
+  std::vector<std::string> intra(lines.end() - 4, lines.end());
+  for (int h = 0; h < 4; ++h)
+    intra.push_back(pair_line(host(h), host(h), "client", true, 20,
+                              {{"check", "intra"}, {"server_rail", rail(0)}, {"client_rail", rail(1)}}));
+  auto own = sweep::merge(intra, defaults);
+  ASSERT_EQ(own.check, sweep::check::intra);
+  sweep::locate_pairs(own, f, nullptr);
+  EXPECT_EQ(own.located->found.endpoints_found, 8u);
+  EXPECT_EQ(own.located->found.pairs_routed, 4u);
 }

@@ -3,49 +3,106 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <unordered_map>
+
 namespace sweep {
 
-std::vector<locate::endpoint_hint> endpoints_of(const matrix& m) {
-  std::vector<locate::endpoint_hint> out;
-  out.reserve(m.hosts.size());
-  for (std::size_t h = 0; h < m.hosts.size(); ++h) {
-    auto& e = out.emplace_back();
-    e.host = m.hosts[h];
-    if (h < m.subnet_ports.size()) {
-      e.port_guid = m.subnet_ports[h].guid;
-      e.lid = m.subnet_ports[h].lid;
+namespace {
+
+/// An intra matrix's name for a host's rail: its end.
+std::string end_name(const std::string& host, const std::string& rail) { return fmt::format("{}/{}", host, rail); }
+
+/// The ends the locating looks for, one per host; with rails, one per
+/// host's rail, host after host (end host * rails + rail); an intra
+/// matrix's hosts are its ends already ("host/rail").
+struct ends {
+  std::vector<locate::endpoint_hint> hints;
+  std::vector<std::string> rails;  ///< with rails (not intra): the rails' names, in an end's order
+};
+
+ends ends_of(const matrix& m) {
+  ends out;
+  out.hints.reserve(m.hosts.size());
+  // A rail's port is its adapter's, as its host's lines said it; without
+  // their word, the adapter is the CA "host rail" (auto rails are named
+  // after their devices).
+  std::unordered_map<std::string, const matrix::rail_port*> rail_ports;
+  for (const auto& r : m.rail_ports) rail_ports.emplace(end_name(r.host, r.rail), &r);
+  auto rail_end = [&](const std::string& host, const std::string& rail, const std::string& end) {
+    locate::endpoint_hint e;
+    e.host = host;
+    e.device = rail;
+    if (auto it = rail_ports.find(end); it != rail_ports.end()) {
+      if (!it->second->device.empty()) e.device = it->second->device;
+      e.port_guid = it->second->ids.guid;
+      e.lid = it->second->ids.lid;
+    }
+    return e;
+  };
+  if (m.check == check::intra) {
+    for (const auto& end : m.hosts) {
+      auto it = rail_ports.find(end);
+      if (it != rail_ports.end()) out.hints.push_back(rail_end(it->second->host, it->second->rail, end));
+      else out.hints.emplace_back().host = end;  // its rails unsaid: not found
+    }
+  } else if (m.has_rails()) {
+    out.rails = m.rail_names();
+    out.hints.reserve(m.hosts.size() * out.rails.size());
+    for (const auto& host : m.hosts)
+      for (const auto& rail : out.rails) out.hints.push_back(rail_end(host, rail, end_name(host, rail)));
+  } else {
+    for (std::size_t h = 0; h < m.hosts.size(); ++h) {
+      auto& e = out.hints.emplace_back();
+      e.host = m.hosts[h];
+      if (h < m.subnet_ports.size()) {
+        e.port_guid = m.subnet_ports[h].guid;
+        e.lid = m.subnet_ports[h].lid;
+      }
     }
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<locate::endpoint_hint> endpoints_of(const matrix& m) { return ends_of(m).hints; }
+
 void locate_pairs(matrix& m, const subnet::fabric& before, const subnet::fabric* after) {
   // A missing pair says nothing of its route: it is neither bad nor good.
   auto handed = [](pair_state s) { return s == pair_state::ok || s == pair_state::slow || s == pair_state::failed; };
+  auto found_ends = ends_of(m);
+  // With rails, a pair's ends are its hosts' adapters of its plane's rails.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> plane_rails;
+  auto rail_count = static_cast<std::uint32_t>(found_ends.rails.size());
+  for (const auto& plane : m.planes) {
+    auto at = [&](const std::string& rail) {
+      return static_cast<std::uint32_t>(std::find(found_ends.rails.begin(), found_ends.rails.end(), rail) -
+                                        found_ends.rails.begin());
+    };
+    plane_rails.emplace_back(rail_count > 0 ? at(plane.a_rail) : 0, rail_count > 0 ? at(plane.b_rail) : 0);
+  }
+  auto stride = std::max<std::uint32_t>(rail_count, 1);
   std::vector<locate::judged_pair> pairs;
   pairs.reserve(m.count(pair_state::ok) + m.count(pair_state::slow) + m.count(pair_state::failed));
   fabric_findings f;
-  // A sweep on rails meets each pair of hosts through each rail's adapter,
-  // a port of its own that the hosts' one endpoint does not name: its
-  // pairs are not located, and the suspects are the links with evidence
-  // of their own (counters, a link down, below its rate).
-  bool by_host = !m.has_rails();
-  if (by_host)
-    for (const auto& p : m.pairs) {
-      if (handed(p.state)) pairs.push_back({p.a, p.b, p.state != pair_state::ok});
-      else if (p.state == pair_state::missing) ++f.pairs_left_out;
+  for (const auto& p : m.pairs) {
+    if (handed(p.state)) {
+      auto [ra, rb] = plane_rails[p.plane];
+      pairs.push_back({p.a * stride + ra, p.b * stride + rb, p.state != pair_state::ok});
+    } else if (p.state == pair_state::missing) {
+      ++f.pairs_left_out;
     }
-  else
-    m.notes.push_back("the pairs of a sweep on rails are not located on the fabric (each rail's adapter is a port of "
-                      "its own): the suspect links are those with evidence of their own");
-  f.found = locate::locate(before, after, endpoints_of(m), pairs);
+  }
+  f.found = locate::locate(before, after, found_ends.hints, pairs);
   std::vector<locate::judged_pair>().swap(pairs);
   f.documents = after != nullptr ? 2 : 1;
-  f.hosts = m.hosts.size();
+  f.hosts = found_ends.hints.size();
+  f.rails = m.has_rails() || m.check == check::intra;
   if (!f.found.suspects.empty()) {
     f.suspect_of.assign(m.pairs.size(), locate::no_suspect);
     std::size_t k = 0;
-    for (std::size_t i = 0; i < m.pairs.size() && by_host; ++i)
+    for (std::size_t i = 0; i < m.pairs.size(); ++i)
       if (handed(m.pairs[i].state)) f.suspect_of[i] = f.found.explained_by[k++];
   }
   std::vector<std::uint32_t>().swap(f.found.explained_by);

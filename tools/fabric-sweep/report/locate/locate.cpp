@@ -69,6 +69,19 @@ std::string first_word(std::string_view text) {
   return std::string(text.substr(0, text.find_first_of(" \t")));
 }
 
+/// The second word of a node description: rdma-ndd's device ("host mlx5_0").
+std::string_view second_word(std::string_view text) {
+  auto first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return {};
+  auto gap = text.find_first_of(" \t", first);
+  if (gap == std::string_view::npos) return {};
+  text.remove_prefix(gap);
+  auto start = text.find_first_not_of(" \t");
+  if (start == std::string_view::npos) return {};
+  text.remove_prefix(start);
+  return text.substr(0, text.find_first_of(" \t"));
+}
+
 std::string short_name(std::string_view host) { return std::string(host.substr(0, host.find('.'))); }
 
 /// A list of names for a note: the first few, and how many more.
@@ -117,15 +130,17 @@ std::vector<std::optional<end>> find_endpoints(const index& at, const std::vecto
     if (!found[i]) {
       auto it = by_host.find(short_name(e.host));
       if (it != by_host.end()) {
+        // A rail's adapter is the host's CA of its device, no other.
         for (auto n : it->second)
-          if ((found[i] = usable(n))) break;
-        if (it->second.size() > 1) several.push_back(e.host);
+          if (e.device.empty() || second_word(nodes[n].description) == e.device)
+            if ((found[i] = usable(n))) break;
+        if (it->second.size() > 1 && e.device.empty()) several.push_back(e.host);
       }
     }
     if (found[i] && at.port_at(*found[i]) != nullptr && at.port_at(*found[i])->lid != 0) ++out.endpoints_found;
     else {
       found[i].reset();
-      missing.push_back(e.host);
+      missing.push_back(e.device.empty() ? e.host : e.host + " " + e.device);
     }
   }
   if (!missing.empty())

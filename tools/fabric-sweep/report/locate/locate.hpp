@@ -21,11 +21,13 @@ namespace sweep::locate {
 
 /// How to find one host of the sweep on the fabric: by the port GUID or
 /// LID its sweep lines carry, else as the channel adapter whose node
-/// description's first word is its name (rdma-ndd's "host mlx5_0").
+/// description's first word is its name (rdma-ndd's "host mlx5_0") and,
+/// for one of its rails, whose second word is the rail's device.
 struct endpoint_hint {
   std::string host;
   std::optional<std::uint64_t> port_guid;
   std::optional<std::uint16_t> lid;
+  std::string device;  ///< a rail's adapter; empty: the host's first linked one
 };
 
 /// A pair as the report judged it: indices into the endpoints.

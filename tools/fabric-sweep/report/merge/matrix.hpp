@@ -82,7 +82,8 @@ struct fabric_findings {
   /// (locate::no_suspect: none); empty when there is no suspect.
   std::vector<std::uint32_t> suspect_of;
   std::size_t documents = 0;       ///< fabric documents read: 1, or 2 (counters compared)
-  std::size_t hosts = 0;           ///< the matrix's hosts looked for
+  std::size_t hosts = 0;           ///< the matrix's hosts looked for; with rails, their rails' adapters
+  bool rails = false;              ///< the ends looked for are hosts' rails' adapters
   std::size_t pairs_left_out = 0;  ///< missing pairs, not judged: not located
 
   /// The suspect that explains pair `i` of the matrix, if one does.
@@ -131,6 +132,13 @@ struct matrix {
   /// Each host's port in the InfiniBand subnet, as its lines said it (its
   /// adapter, else its pair lines): what finds it on a fabric document.
   std::vector<port_ids> subnet_ports;
+  /// With --rails, each host's rails' ports as its lines said them (its
+  /// started event's or document's rails): what finds a rail's adapter.
+  struct rail_port {
+    std::string host, rail, device;
+    port_ids ids;
+  };
+  std::vector<rail_port> rail_ports;
   /// The locate stage's findings; nullopt without --fabric.
   std::optional<fabric_findings> located;
 

@@ -151,6 +151,8 @@ struct run_store {
     if (adapter || !subnet_ports[host].known()) subnet_ports[host] = ids;
   }
   std::optional<double> first_run_us, first_run_gbps;  // what its --pairs file carried
+  /// Each host's rails' ports (--rails), by host and rail: its device and ids.
+  std::map<std::pair<std::uint32_t, std::uint16_t>, std::pair<std::string, port_ids>> rail_ports;
 
   void take_first_run(std::optional<double> us, std::optional<double> gbps) {
     if (!first_run_us) first_run_us = us;
@@ -181,6 +183,7 @@ struct orphan {
   std::vector<std::uint32_t> hosts;
   std::optional<std::pair<std::uint32_t, port_rate>> port;  // its host and port
   std::optional<std::pair<std::uint32_t, port_ids>> subnet_port;  // and where that port is in the subnet
+  std::vector<std::tuple<std::uint32_t, std::uint16_t, std::string, port_ids>> rail_ports;  // host, rail, device, ids
   std::optional<double> first_run_us, first_run_gbps;
   std::optional<double> sweep_us;
   std::vector<std::uint32_t> plan;  // a rank's host, then its planned peers (--quick, --pairs)
@@ -229,6 +232,16 @@ struct matrix_builder::state {
     rails.emplace_back(name);
     rail_ids.emplace(rails.back(), id);
     return id;
+  }
+  /// A rank's word on its rails' ports, by host and rail number: the
+  /// rail's device and where its port is.
+  std::vector<std::tuple<std::uint32_t, std::uint16_t, std::string, port_ids>> rail_ports_of(const line_word& w) {
+    std::vector<std::tuple<std::uint32_t, std::uint16_t, std::string, port_ids>> out;
+    if (w.rail_ports.empty()) return out;
+    auto who = host(w.rail_host);
+    for (const auto& r : w.rail_ports)
+      if (auto id = rail(r.rail)) out.emplace_back(who, *id, std::string(r.device), r.ids);
+    return out;
   }
   /// A side as the matrix takes it: its hosts and rails by number; an
   /// intra pair's two ends are its host's two rails ("host/rail").
@@ -423,6 +436,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     o.verdict = w.verdict;
     if (w.port) o.port = std::pair{s.host(w.port_host), *w.port};
     if (w.port) o.subnet_port = std::pair{s.host(w.port_host), w.port_in_subnet};
+    o.rail_ports = s.rail_ports_of(w);
     o.first_run_us = w.first_run_us;
     o.first_run_gbps = w.first_run_gbps;
     for (const auto& p : w.pairs) {
@@ -450,6 +464,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     r.ports[s.host(w.port_host)] = *w.port;
     r.take_subnet_port(s.host(w.port_host), w.port_in_subnet, true);
   }
+  for (auto& [who, rail_id, device, port] : s.rail_ports_of(w)) r.rail_ports[{who, rail_id}] = {std::move(device), port};
   r.take_first_run(w.first_run_us, w.first_run_gbps);
   for (const auto& p : w.pairs)
     if (s.wanted(p.check))
@@ -546,6 +561,7 @@ std::size_t matrix_builder::state::join_orphans(run_store& run, run_choice& chos
     run.take_verdict(line.verdict);
     if (line.port) run.ports[line.port->first] = line.port->second;
     if (line.subnet_port) run.take_subnet_port(line.subnet_port->first, line.subnet_port->second, true);
+    for (auto& [who, rail_id, device, port] : line.rail_ports) run.rail_ports[{who, rail_id}] = {std::move(device), port};
     run.take_first_run(line.first_run_us, line.first_run_gbps);
     for (std::size_t i = 0; i < line.pairs.size(); ++i) {
       auto& [in, rec] = line.pairs[i];
@@ -755,6 +771,9 @@ void matrix_builder::state::take_run_facts(const run_store& run, const std::vect
   m.subnet_ports.assign(order.size(), {});
   for (std::size_t i = 0; i < order.size(); ++i)
     if (order[i] < run.subnet_ports.size()) m.subnet_ports[i] = run.subnet_ports[order[i]];
+  m.rail_ports.clear();
+  m.rail_ports.reserve(run.rail_ports.size());
+  for (const auto& [key, port] : run.rail_ports) m.rail_ports.push_back({names[key.first], rails[key.second], port.first, port.second});
   for (std::size_t i = 0; i < order.size(); ++i)
     if (auto it = run.ports.find(order[i]); it != run.ports.end()) {
       m.ports[i] = it->second;

@@ -128,6 +128,14 @@ struct line_word {
   std::string_view port_host;
   std::optional<port_rate> port;
   port_ids port_in_subnet;  ///< its adapter's GUID and LID
+  /// With --rails, the port of each of rail_host's rails: the rail's
+  /// agreed name, its adapter's device and where that port is in the subnet.
+  std::string_view rail_host;
+  struct rail_port {
+    std::string_view rail, device;
+    port_ids ids;
+  };
+  std::vector<rail_port> rail_ports;
   /// The bars a rank's --pairs file carried from its first run (us for
   /// latency checks, Gb/s for bw), each within its option's range.
   std::optional<double> first_run_us, first_run_gbps;

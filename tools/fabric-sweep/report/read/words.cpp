@@ -374,6 +374,30 @@ struct line_reader::state {
       word.port = port_rate{0, {}, {}, *mtu};
     }
   }
+  /// A rank's rails (--rails): each one's name and its adapter's device
+  /// and port ids; a rail of another shape, or without its adapter, is
+  /// left out (its host is then found by name, as without rails).
+  void add_rail_ports(const object& o) {
+    std::string_view self;
+    simdjson::dom::array rails;
+    if (o["host"].get(self) != simdjson::SUCCESS || !host_name(self)) return;
+    if (auto e = field(o, "rails"); !e || e->get_array().get(rails) != simdjson::SUCCESS) return;
+    word.rail_host = self;
+    for (auto item : rails) {
+      object rail, adapter;
+      std::string_view name, device;
+      if (item.get_object().get(rail) != simdjson::SUCCESS || rail["name"].get(name) != simdjson::SUCCESS ||
+          !host_name(name))
+        continue;
+      if (auto a = field(rail, "adapter"); !a || a->get_object().get(adapter) != simdjson::SUCCESS) continue;
+      if (adapter["device"].get(device) != simdjson::SUCCESS || device.size() > max_host_name_bytes) device = {};
+      try {
+        word.rail_ports.push_back({name, device, port_ids_of(adapter)});
+      } catch (const malformed&) {
+        word.rail_ports.push_back({name, device, {}});
+      }
+    }
+  }
   /// What a rank's --pairs file carried from its first run.
   void add_first_run(const object& o) {
     object carried;
@@ -404,6 +428,8 @@ const line_word& line_reader::read(std::string_view json) {
   s.word.port_host = {};
   s.word.port.reset();
   s.word.port_in_subnet = {};
+  s.word.rail_host = {};
+  s.word.rail_ports.clear();
   s.word.first_run_us.reset();
   s.word.first_run_gbps.reset();
   s.word.verdict.reset();
@@ -457,6 +483,7 @@ const line_word& line_reader::read(std::string_view json) {
       if (auto hosts = field(o, "hosts")) s.add_hosts(*hosts);
       s.add_plan(o);
       s.add_port(o);
+      s.add_rail_ports(o);
       s.add_first_run(o);
     } else if (pair) {
       s.add_pair(*payload);
@@ -470,6 +497,7 @@ const line_word& line_reader::read(std::string_view json) {
     if (auto hosts = field(summary, "hosts")) s.add_hosts(*hosts);
     s.add_plan(summary);
     s.add_port(summary);
+    s.add_rail_ports(summary);
     s.add_first_run(summary);
     if (auto elapsed = field(summary, "elapsed_us")) {
       double d = 0;

@@ -77,8 +77,8 @@ std::string located_words(const matrix& m) {
   const auto& found = f.found;
   std::string out = fmt::format("{} links", found.links);
   if (f.hosts > 0)
-    out += fmt::format("; {} of {} hosts found, {} pairs located, {} not", found.endpoints_found, f.hosts, found.pairs_routed,
-                       found.pairs_unrouted);
+    out += fmt::format("; {} of {} {} found, {} pairs located, {} not", found.endpoints_found, f.hosts,
+                       f.rails ? "rail adapters" : "hosts", found.pairs_routed, found.pairs_unrouted);
   return out + (f.documents > 1 ? "; counters compared between the two documents" : "; one document: no counters compared");
 }
 
