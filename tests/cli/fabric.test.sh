@@ -34,6 +34,23 @@ check "  summary.located: two documents, every host found" \
   doc "d['summary']['located']['documents'] == 2 and d['summary']['located']['hosts_found'] == 16 and d['summary']['located']['hosts_not_found'] == 0"
 check "  the verdict names the link" grep -q 'suspect link.* on the fabric, the first ' "$WORK/out"
 
+# The same sweep on one rail, mlx5_0: each host's adapter of the rail is
+# the CA "host mlx5_0"; the same pairs located, the same link first.
+/usr/bin/python3 - "$L" "$WORK/rails.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1]) as src, open(sys.argv[2], "w") as out:
+    for line in src:
+        d = json.loads(line)
+        pairs = [d["result"]] if d.get("event") == "result" else [r for r in d.get("results", []) if r.get("kind") == "pair"]
+        for p in pairs:
+            p["server_rail"] = p["client_rail"] = "mlx5_0"
+        out.write(json.dumps(d) + "\n")
+PY
+report -j --fabric "$B" --fabric "$A" "$WORK/rails.jsonl"
+check "on a rail: exit 1" [ $rc -eq 1 ]
+check "  every host's rail adapter found, every pair located, the faulty uplink first" \
+  doc "$first and d['summary']['located']['hosts_found'] == 16 and d['summary']['located']['pairs_not_located'] == 0 and d['summary']['located']['pairs_located'] == 120 and d['results'][0]['a_rail'] == 'mlx5_0'"
+
 report -j "$L"
 check "without --fabric: suspects and located null" doc "d['summary']['suspects'] is None and d['summary']['located'] is None"
 report "$L"
