@@ -362,3 +362,13 @@ TEST(sweep_report_fabric, on_rails_the_ranks_word_on_each_rails_port_finds_it_wh
   EXPECT_EQ(own.located->found.endpoints_found, 8u);
   EXPECT_EQ(own.located->found.pairs_routed, 4u);
 }
+
+TEST(sweep_report_ports, a_list_of_rails_no_rank_would_send_is_read_only_so_far) {
+  nlohmann::json rails = nlohmann::json::array();
+  for (int r = 0; r < 1000; ++r) rails.push_back({{"name", fmt::format("r{}", r)}, {"adapter", {{"device", "d"}, {"lid", 1}}}});
+  rails.push_back({{"name", 7}, {"adapter", nullptr}});
+  auto m = sweep::merge({event("started", {{"host", "a"}, {"rails", rails}}).dump(),
+                         pair_line("a", "b", "client", true, 10, {{"server_rail", "r0"}, {"client_rail", "r0"}})},
+                        defaults);
+  EXPECT_EQ(m.rail_ports.size(), 64u);
+}

@@ -374,6 +374,7 @@ struct line_reader::state {
       word.port = port_rate{0, {}, {}, *mtu};
     }
   }
+  static constexpr std::size_t most_rails_a_rank_names = 64;
   /// A rank's rails (--rails): each one's name and its adapter's device
   /// and port ids; a rail of another shape, or without its adapter, is
   /// left out (its host is then found by name, as without rails).
@@ -384,6 +385,8 @@ struct line_reader::state {
     if (auto e = field(o, "rails"); !e || e->get_array().get(rails) != simdjson::SUCCESS) return;
     word.rail_host = self;
     for (auto item : rails) {
+      // A rank names 16 rails at most (--rails): the rest of a longer list is not a rank's.
+      if (word.rail_ports.size() == most_rails_a_rank_names) break;
       object rail, adapter;
       std::string_view name, device;
       if (item.get_object().get(rail) != simdjson::SUCCESS || rail["name"].get(name) != simdjson::SUCCESS ||
