@@ -73,16 +73,13 @@ void locate_pairs(matrix& m, const subnet::fabric& before, const subnet::fabric*
   auto handed = [](pair_state s) { return s == pair_state::ok || s == pair_state::slow || s == pair_state::failed; };
   auto found_ends = ends_of(m);
   // With rails, a pair's ends are its hosts' adapters of its plane's rails.
+  const auto& rails = found_ends.rails;
+  auto rail_at = [&](const std::string& rail) {  // 0 without rails
+    return static_cast<std::uint32_t>(rails.empty() ? 0 : std::find(rails.begin(), rails.end(), rail) - rails.begin());
+  };
   std::vector<std::pair<std::uint32_t, std::uint32_t>> plane_rails;
-  auto rail_count = static_cast<std::uint32_t>(found_ends.rails.size());
-  for (const auto& plane : m.planes) {
-    auto at = [&](const std::string& rail) {
-      return static_cast<std::uint32_t>(std::find(found_ends.rails.begin(), found_ends.rails.end(), rail) -
-                                        found_ends.rails.begin());
-    };
-    plane_rails.emplace_back(rail_count > 0 ? at(plane.a_rail) : 0, rail_count > 0 ? at(plane.b_rail) : 0);
-  }
-  auto stride = std::max<std::uint32_t>(rail_count, 1);
+  for (const auto& plane : m.planes) plane_rails.emplace_back(rail_at(plane.a_rail), rail_at(plane.b_rail));
+  auto stride = std::max<std::uint32_t>(static_cast<std::uint32_t>(rails.size()), 1);
   std::vector<locate::judged_pair> pairs;
   pairs.reserve(m.count(pair_state::ok) + m.count(pair_state::slow) + m.count(pair_state::failed));
   fabric_findings f;

@@ -70,16 +70,10 @@ std::string first_word(std::string_view text) {
 }
 
 /// The second word of a node description: rdma-ndd's device ("host mlx5_0").
-std::string_view second_word(std::string_view text) {
+std::string second_word(std::string_view text) {
   auto first = text.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  auto gap = text.find_first_of(" \t", first);
-  if (gap == std::string_view::npos) return {};
-  text.remove_prefix(gap);
-  auto start = text.find_first_not_of(" \t");
-  if (start == std::string_view::npos) return {};
-  text.remove_prefix(start);
-  return text.substr(0, text.find_first_of(" \t"));
+  auto gap = first == std::string_view::npos ? first : text.find_first_of(" \t", first);
+  return gap == std::string_view::npos ? std::string() : first_word(text.substr(gap));
 }
 
 std::string short_name(std::string_view host) { return std::string(host.substr(0, host.find('.'))); }

@@ -125,6 +125,15 @@ struct plane_rows {
   std::unordered_map<std::size_t, std::vector<meeting>> retests;
 };
 
+/// A rank's word on one of its rails' ports (--rails), by host and rail
+/// number: the rail's device and where its port is in the subnet.
+struct rail_port_said {
+  std::uint32_t host = 0;
+  std::uint16_t rail = 0;
+  std::string device;
+  port_ids ids;
+};
+
 /// The lines of one run.
 struct run_store {
   run_tag::kind kind = run_tag::kind::absent;
@@ -153,6 +162,9 @@ struct run_store {
   std::optional<double> first_run_us, first_run_gbps;  // what its --pairs file carried
   /// Each host's rails' ports (--rails), by host and rail: its device and ids.
   std::map<std::pair<std::uint32_t, std::uint16_t>, std::pair<std::string, port_ids>> rail_ports;
+  void take_rail_ports(std::vector<rail_port_said>&& said) {
+    for (auto& r : said) rail_ports[{r.host, r.rail}] = {std::move(r.device), r.ids};
+  }
 
   void take_first_run(std::optional<double> us, std::optional<double> gbps) {
     if (!first_run_us) first_run_us = us;
@@ -183,7 +195,7 @@ struct orphan {
   std::vector<std::uint32_t> hosts;
   std::optional<std::pair<std::uint32_t, port_rate>> port;  // its host and port
   std::optional<std::pair<std::uint32_t, port_ids>> subnet_port;  // and where that port is in the subnet
-  std::vector<std::tuple<std::uint32_t, std::uint16_t, std::string, port_ids>> rail_ports;  // host, rail, device, ids
+  std::vector<rail_port_said> rail_ports;
   std::optional<double> first_run_us, first_run_gbps;
   std::optional<double> sweep_us;
   std::vector<std::uint32_t> plan;  // a rank's host, then its planned peers (--quick, --pairs)
@@ -233,14 +245,13 @@ struct matrix_builder::state {
     rail_ids.emplace(rails.back(), id);
     return id;
   }
-  /// A rank's word on its rails' ports, by host and rail number: the
-  /// rail's device and where its port is.
-  std::vector<std::tuple<std::uint32_t, std::uint16_t, std::string, port_ids>> rail_ports_of(const line_word& w) {
-    std::vector<std::tuple<std::uint32_t, std::uint16_t, std::string, port_ids>> out;
+  /// A rank's word on its rails' ports, its host and rails by number.
+  std::vector<rail_port_said> rail_ports_of(const line_word& w) {
+    std::vector<rail_port_said> out;
     if (w.rail_ports.empty()) return out;
     auto who = host(w.rail_host);
     for (const auto& r : w.rail_ports)
-      if (auto id = rail(r.rail)) out.emplace_back(who, *id, std::string(r.device), r.ids);
+      if (auto id = rail(r.rail)) out.push_back({who, *id, std::string(r.device), r.ids});
     return out;
   }
   /// A side as the matrix takes it: its hosts and rails by number; an
@@ -464,7 +475,7 @@ void matrix_builder::add(std::string_view label, std::string_view json) {
     r.ports[s.host(w.port_host)] = *w.port;
     r.take_subnet_port(s.host(w.port_host), w.port_in_subnet, true);
   }
-  for (auto& [who, rail_id, device, port] : s.rail_ports_of(w)) r.rail_ports[{who, rail_id}] = {std::move(device), port};
+  r.take_rail_ports(s.rail_ports_of(w));
   r.take_first_run(w.first_run_us, w.first_run_gbps);
   for (const auto& p : w.pairs)
     if (s.wanted(p.check))
@@ -561,7 +572,7 @@ std::size_t matrix_builder::state::join_orphans(run_store& run, run_choice& chos
     run.take_verdict(line.verdict);
     if (line.port) run.ports[line.port->first] = line.port->second;
     if (line.subnet_port) run.take_subnet_port(line.subnet_port->first, line.subnet_port->second, true);
-    for (auto& [who, rail_id, device, port] : line.rail_ports) run.rail_ports[{who, rail_id}] = {std::move(device), port};
+    run.take_rail_ports(std::move(line.rail_ports));
     run.take_first_run(line.first_run_us, line.first_run_gbps);
     for (std::size_t i = 0; i < line.pairs.size(); ++i) {
       auto& [in, rec] = line.pairs[i];
