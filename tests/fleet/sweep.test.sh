@@ -138,14 +138,14 @@ check "report: the lossy link a-b is not ok" json_check "$LAST_OUT" \
 # egress): two directions at once can starve one in emulated guests (a
 # healthy pair measured 0.10 Gb/s one way and 0.009 the other).
 # Every run gets the sweep's default re-test of outliers, as a fleet
-# would: a healthy pair once moved four writes in its second (an RC
-# retransmission's wait, after a frame the loaded machine dropped); met
+# would: a healthy pair once moved four writes in its second (likely an
+# RC retransmission's wait, after a frame the loaded machine dropped); met
 # again, it keeps its best. The throttled sweep is told what the guests
 # should reach (--expect-gbps), as an admin would tell it: half its pairs
 # are d's, and by the fleet's own figures rank 0 would see no outlier to
-# meet again (CI failed there twice, b-c at d's rate). That costs d's
-# slow pairs a second meeting. The re-run of the suspects alone, all of
-# them d's, gets none.
+# meet again (CI failed there twice; the second time b-c was at d's
+# rate). That costs d's slow pairs a second meeting. The re-run of the
+# suspects alone, all of them d's, gets none.
 BW=(--check bw --unidirectional -S 262144 --duration 1000 --timeout 15000 --bw-fraction 0.25)
 srun -N4 --ntasks-per-node=1 --label "$SWEEP" "${BASE[@]}" "${BW[@]}" >"$WORK/bw-clean.jsonl" 2>"$WORK/bw-clean.err" || true
 expect_rc 0 "report --check bw, the guests as they are: every pair ok" "$SWEEP" report -j --bw-fraction 0.25 "$WORK/bw-clean.jsonl"
